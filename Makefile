@@ -1,0 +1,40 @@
+# tracecheck — see README.md. Every target works on a fresh machine with Go
+# and python3; `formal` and `tlc-traces` also need TLA2TOOLS / FIZZ set.
+GO      ?= go
+BIN     := bin/tracecheck
+BENCHTIME ?= 1x
+
+.PHONY: all build verify test vet race bench formal tlc-traces crash fuzz clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/tracecheck
+
+# The whole gate on the bundled specs and implementations; no external service.
+verify: build
+	$(BIN) explore program
+	$(BIN) explore session
+	$(BIN) chart program
+	$(GO) test -count=1 ./harness/conform/
+	@echo "verify: PASS"
+
+# The tests: vet, then every package under the race detector.
+test: vet
+	$(GO) test -race -count=1 ./...
+
+vet:
+	$(GO) vet ./...
+
+# Benchmarks (figures in README.md). BENCHTIME=5x for steadier numbers.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./model/...
+
+# Rerun TLC and FizzBee live on the committed specs and compare with the Go
+# model (TLA2TOOLS=/path/to/tla2tools.jar, FIZZ=/path/to/fizz). With
+# REGEN=1 it rewrites the retained reports under formal-verification/.
+formal:
+	bash formal-verification/run.sh
+
+clean:
+	rm -rf bin

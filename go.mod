@@ -1,0 +1,3 @@
+module github.com/tracecheck/tracecheck
+
+go 1.26.8

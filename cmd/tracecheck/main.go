@@ -114,3 +114,25 @@ func parseFlags(fs *flag.FlagSet, args []string) int {
 	}
 	return -1
 }
+
+// parseArgs parses args allowing flags after positional arguments
+// (`explore session --mutant x`), the way people type them. It returns the
+// positional arguments, and an exit code >= 0 when parsing stopped. A lone
+// "--" ends flag parsing.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, int) {
+	var pos []string
+	for {
+		if code := parseFlags(fs, args); code >= 0 {
+			return nil, code
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, -1
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), -1
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}

@@ -21,6 +21,7 @@ package session
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/tracecheck/tracecheck/model"
 )
@@ -61,6 +62,22 @@ type Options struct {
 	NoRespTeardown bool
 }
 
+// String names the selected mutations, e.g. "no-compaction-teardown", or
+// "" for the spec as written.
+func (o Options) String() string {
+	var parts []string
+	if o.NoVadTeardown {
+		parts = append(parts, "no-vad-teardown")
+	}
+	if o.NoRespTeardown {
+		parts = append(parts, "no-resp-teardown")
+	}
+	if o.NoCompactionTeardown {
+		parts = append(parts, "no-compaction-teardown")
+	}
+	return strings.Join(parts, ",")
+}
+
 type guard struct {
 	text string
 	ok   func(State) bool
@@ -92,8 +109,8 @@ func set(f func(*State)) func(State, func(State)) {
 // returns the selected mutant.
 func Spec(opt Options) *model.Spec[State] {
 	name := "session"
-	if opt != (Options{}) {
-		name = "session-mutant"
+	if m := opt.String(); m != "" {
+		name += "[" + m + "]"
 	}
 	return &model.Spec[State]{
 		Name: name,

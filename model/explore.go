@@ -116,7 +116,6 @@ func Explore[S comparable](ctx context.Context, sp *Spec[S], opt Options) (*Resu
 	ids := make(map[S]int)
 	var parent []int       // BFS tree: the state each state was first reached from
 	var parentAct []string // and the action that reached it
-	seenEdge := make(map[Edge]struct{})
 	broken := make(map[string]bool)
 
 	for _, inv := range sp.Invariants {
@@ -178,46 +177,57 @@ func Explore[S comparable](ctx context.Context, sp *Spec[S], opt Options) (*Resu
 			g.Init = append(g.Init, id)
 		}
 	}
-	for cur := 0; cur < len(g.States); cur++ {
+	// One emit function serves every expansion; it reads the state being
+	// expanded and the action taken from these variables.
+	var (
+		cur, first, out int // first: this state's out-edges are g.Edges[first:]
+		src             S
+		act             string
+	)
+	emit := func(t S) {
+		if boundErr != nil {
+			return
+		}
+		to := add(t, cur, act, g.Level[cur]+1)
+		if to < 0 {
+			return
+		}
+		out++
+		for _, d := range g.Edges[first:] { // duplicates can only come from this state
+			if d.To == to && d.Action == act {
+				return
+			}
+		}
+		g.Edges = append(g.Edges, Edge{cur, to, act})
+		if src == t {
+			return // stuttering satisfies every property
+		}
+		for _, p := range sp.Properties {
+			if !broken[p.Name] && !p.Holds(src, act, t) {
+				report(PropertyViolation, p.Name, append(trace(cur), Step[S]{act, t}))
+			}
+		}
+	}
+	for cur = 0; cur < len(g.States); cur++ {
 		if cur%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 		}
-		s := g.States[cur]
-		out := 0
+		src, out, first = g.States[cur], 0, len(g.Edges)
 		for ai := range sp.Actions {
 			a := &sp.Actions[ai]
-			if a.Guard(s) != "" {
+			if a.Guard(src) != "" {
 				continue
 			}
-			a.Next(s, func(t S) {
-				if boundErr != nil {
-					return
-				}
-				to := add(t, cur, a.Name, g.Level[cur]+1)
-				if to < 0 {
-					return
-				}
-				out++
-				e := Edge{cur, to, a.Name}
-				if _, dup := seenEdge[e]; dup {
-					return
-				}
-				seenEdge[e] = struct{}{}
-				g.Edges = append(g.Edges, e)
-				for _, p := range sp.Properties {
-					if !broken[p.Name] && s != t && !p.Holds(s, a.Name, t) {
-						report(PropertyViolation, p.Name, append(trace(cur), Step[S]{a.Name, t}))
-					}
-				}
-			})
+			act = a.Name
+			a.Next(src, emit)
 			if boundErr != nil {
 				return nil, boundErr
 			}
 		}
 		if out == 0 {
-			if sp.Terminal != nil && sp.Terminal(s) {
+			if sp.Terminal != nil && sp.Terminal(src) {
 				g.Stutters = append(g.Stutters, cur)
 			} else if sp.CheckDeadlock {
 				report(Deadlock, "Deadlock", trace(cur))

@@ -92,16 +92,11 @@ var Labels = map[string]string{
 	InterruptBeforePublication: "Interrupt before publication",
 }
 
+// phaseIs returns the guard phase = want (or phase \in {...}); its failure
+// text is the conjunct that failed, computed once.
 func phaseIs(want ...Phase) func(State) string {
-	return func(s State) string {
-		for _, w := range want {
-			if s.Phase == w {
-				return ""
-			}
-		}
-		if len(want) == 1 {
-			return `phase = "` + want[0].String() + `" (phase is "` + s.Phase.String() + `")`
-		}
+	text := `phase = "` + want[0].String() + `"`
+	if len(want) > 1 {
 		set := ""
 		for i, w := range want {
 			if i > 0 {
@@ -109,7 +104,15 @@ func phaseIs(want ...Phase) func(State) string {
 			}
 			set += `"` + w.String() + `"`
 		}
-		return "phase \\in {" + set + `} (phase is "` + s.Phase.String() + `")`
+		text = "phase \\in {" + set + "}"
+	}
+	return func(s State) string {
+		for _, w := range want {
+			if s.Phase == w {
+				return ""
+			}
+		}
+		return text
 	}
 }
 

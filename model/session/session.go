@@ -20,7 +20,6 @@
 package session
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/tracecheck/tracecheck/model"
@@ -87,16 +86,11 @@ func guards(gs ...guard) func(State) string {
 	return func(s State) string {
 		for _, g := range gs {
 			if !g.ok(s) {
-				return g.text + " (" + describe(s) + ")"
+				return g.text
 			}
 		}
 		return ""
 	}
-}
-
-func describe(s State) string {
-	return "conn=" + strconv.Itoa(int(s.Conn)) + " vad=" + strconv.Itoa(int(s.Vad)) +
-		" resp=" + strconv.Itoa(int(s.Resp)) + " compaction=" + strconv.Itoa(int(s.Compaction))
 }
 
 var connLive = guard{"self.conn == 0", func(s State) bool { return s.Conn == 0 }}

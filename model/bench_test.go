@@ -45,7 +45,7 @@ func compose(k int) *model.Spec[composed] {
 		}
 		for _, pr := range p.Properties {
 			sp.Properties = append(sp.Properties, model.Property[composed]{
-				Name: strconv.Itoa(i) + "." + pr.Name,
+				Name:  strconv.Itoa(i) + "." + pr.Name,
 				Holds: func(f composed, a string, t composed) bool { return pr.Holds(f[i], a, t[i]) }})
 		}
 	}

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/tracecheck/tracecheck/harness/check"
+)
+
+// exitIncomplete is check's and replay's exit code for a trace that broke
+// nothing but does not end where the spec may stop (or was truncated).
+const exitIncomplete = 4
+
+func init() {
+	register("check", command{"validate NDJSON traces against a bundled spec: valid, violation or incomplete", runCheck})
+}
+
+const checkSynopsis = `[--model M] [--json] [--last K] [--live] FILE...|-
+
+Validates each trace (NDJSON, docs/trace-format.md; "-" reads standard
+input) against a bundled spec, the way TLC trace validation does: per
+instance it keeps every spec state consistent with the events so far, and
+checks each event's action, state, invariants and action properties.
+
+Each instance gets a verdict: valid (ends where the spec may stop),
+violation (at its first offending event, with a divergence report: file:line,
+the candidate states and enabled actions before it, why the action did not
+fit, a -want +got diff and the last K matched events), or incomplete (ends
+where the spec does not stop, inside a composite step, or on a truncated
+line; never reported as valid).
+
+Models: program, session, session-mutant-no-compaction-teardown. Without
+--model the model is inferred from the trace's action names (else program).
+
+Output: text for people; --json writes one JSON object
+{"verdict": ..., "reports": [...], "errors": [...]}.
+With --live (for a pipe) each violation is printed as soon as it is seen.
+
+Exit codes: 0 every instance valid; 1 a violation; 4 incomplete (and no
+violation); 3 input error (unreadable file, malformed line, unknown action
+or variable, value of the wrong type, sequence number not increasing,
+empty file, line too long: one line on stderr naming file:line); 2 usage.
+With several files the most severe wins: 3, then 1, then 4.`
+
+// traceFlags are the flags check, replay and coverage share.
+type traceFlags struct {
+	model   *string
+	maxLine *int
+}
+
+func addTraceFlags(fs *flag.FlagSet) traceFlags {
+	return traceFlags{
+		model:   fs.String("model", "", "the `model` to check against: "+modelList()+" (default: inferred)"),
+		maxLine: fs.Int("max-line", 0, "longest accepted line in `bytes` (default 1 MiB)"),
+	}
+}
+
+func (f traceFlags) validate(cmd string, stderr io.Writer) bool {
+	if *f.model != "" {
+		if _, ok := traceModelFor(*f.model); !ok {
+			fmt.Fprintf(stderr, "tracecheck %s: unknown model %q (want %s)\n", cmd, *f.model, modelList())
+			return false
+		}
+	}
+	if *f.maxLine < 0 {
+		fmt.Fprintf(stderr, "tracecheck %s: --max-line must not be negative\n", cmd)
+		return false
+	}
+	return true
+}
+
+// openTrace opens file ("-": stdin) and picks its model: the flag's, or
+// one inferred from the trace's first 64 KiB.
+func openTrace(file, modelName string, stdin io.Reader) (io.Reader, string, traceModel, func(), error) {
+	var r io.Reader
+	name := file
+	closer := func() {}
+	if file == "-" {
+		r, name = stdin, "stdin"
+	} else {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, name, nil, closer, err
+		}
+		r, closer = f, func() { f.Close() }
+	}
+	if modelName == "" {
+		br := bufio.NewReaderSize(r, 64<<10)
+		head, _ := br.Peek(64 << 10) // short input is fine
+		modelName = inferModel(head)
+		r = br
+	}
+	m, _ := traceModelFor(modelName)
+	return r, name, m, closer, nil
+}
+
+// stdin is the standard input the commands read "-" from; tests replace it.
+var stdin io.Reader = os.Stdin
+
+func runCheck(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("check", checkSynopsis, stderr)
+	tf := addTraceFlags(fs)
+	asJSON := fs.Bool("json", false, "write the reports as JSON")
+	last := fs.Int("last", check.DefaultLast, "show the last `K` matched events in a divergence report")
+	live := fs.Bool("live", false, "print each violation as soon as it is seen (text output only)")
+	files, code := parseArgs(fs, args)
+	if code >= 0 {
+		return code
+	}
+	if !tf.validate("check", stderr) {
+		return exitUsage
+	}
+	if len(files) == 0 {
+		fmt.Fprintln(stderr, "tracecheck check: no trace given (name files, or - for standard input)")
+		fs.Usage()
+		return exitUsage
+	}
+	if *last < 0 {
+		fmt.Fprintln(stderr, "tracecheck check: --last must not be negative")
+		return exitUsage
+	}
+	if *live && *asJSON {
+		fmt.Fprintln(stderr, "tracecheck check: --live and --json do not go together")
+		return exitUsage
+	}
+	opt := check.Options{Last: *last, MaxLine: *tf.maxLine}
+	if *last == 0 {
+		opt.Last = -1
+	}
+	ctx := context.Background()
+	var reports []*check.Report
+	var errs []string
+	worst := exitOK
+	for _, file := range files {
+		r, name, m, closeFile, err := openTrace(file, *tf.model, stdin)
+		if err != nil {
+			fmt.Fprintf(stderr, "tracecheck check: %v\n", err)
+			errs = append(errs, err.Error())
+			worst = exitInput
+			continue
+		}
+		o := opt
+		if *live {
+			o.OnViolation = func(res check.InstanceResult) {
+				fmt.Fprintf(stdout, "%s: VIOLATION (live)\n", name)
+				res.WriteText(stdout)
+			}
+		}
+		rep, err := m.check(ctx, r, name, o)
+		closeFile()
+		if err != nil {
+			fmt.Fprintf(stderr, "tracecheck check: %v\n", err)
+			errs = append(errs, err.Error())
+			worst = exitInput
+			continue
+		}
+		reports = append(reports, rep)
+		if c := verdictCode(rep.Verdict()); severity(c) > severity(worst) {
+			worst = c
+		}
+		if !*asJSON {
+			rep.WriteText(stdout)
+		}
+	}
+	if *asJSON {
+		out := struct {
+			Verdict string          `json:"verdict"`
+			Reports []*check.Report `json:"reports"`
+			Errors  []string        `json:"errors,omitempty"`
+		}{codeVerdict(worst), reports, errs}
+		if out.Reports == nil {
+			out.Reports = []*check.Report{}
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			fmt.Fprintf(stderr, "tracecheck check: %v\n", err)
+			return exitInput
+		}
+	}
+	return worst
+}
+
+func verdictCode(v check.Verdict) int {
+	switch v {
+	case check.Valid:
+		return exitOK
+	case check.Violation:
+		return exitViolation
+	}
+	return exitIncomplete
+}
+
+func codeVerdict(code int) string {
+	switch code {
+	case exitOK:
+		return check.Valid.String()
+	case exitViolation:
+		return check.Violation.String()
+	case exitIncomplete:
+		return check.Incomplete.String()
+	}
+	return "input error"
+}
+
+// severity orders exit codes: input error, violation, incomplete, ok.
+func severity(code int) int {
+	switch code {
+	case exitInput:
+		return 3
+	case exitViolation:
+		return 2
+	case exitIncomplete:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"regexp"
+	"strings"
+
+	"github.com/tracecheck/tracecheck/harness/check"
+	"github.com/tracecheck/tracecheck/model"
+	"github.com/tracecheck/tracecheck/model/program"
+	"github.com/tracecheck/tracecheck/model/session"
+)
+
+// traceModel is a bundled spec as the trace commands use it. Generics rule
+// out a map of *model.Spec[S] of different S, so each spec is wrapped in a
+// specModel[S] behind this interface.
+type traceModel interface {
+	name() string
+	check(ctx context.Context, r io.Reader, file string, opt check.Options) (*check.Report, error)
+	coverage(ctx context.Context, reports []*check.Report) (*check.Coverage, error)
+	hasAction(name string) bool
+}
+
+type specModel[S comparable] struct {
+	label string
+	sp    *model.Spec[S]
+}
+
+func (m specModel[S]) name() string { return m.label }
+
+func (m specModel[S]) check(ctx context.Context, r io.Reader, file string, opt check.Options) (*check.Report, error) {
+	return check.Check(ctx, m.sp, r, file, opt)
+}
+
+func (m specModel[S]) coverage(ctx context.Context, reports []*check.Report) (*check.Coverage, error) {
+	return check.CoverageOf(ctx, m.sp, reports...)
+}
+
+func (m specModel[S]) hasAction(name string) bool {
+	_, err := m.sp.Action(name)
+	return err == nil
+}
+
+// traceModelNames lists the models the trace commands accept, the default
+// (inferred) first.
+var traceModelNames = []string{"program", "session", "session-mutant-no-compaction-teardown"}
+
+// traceModelFor returns the named model.
+func traceModelFor(name string) (traceModel, bool) {
+	switch name {
+	case "program":
+		return specModel[program.State]{name, program.Spec()}, true
+	case "session":
+		return specModel[session.State]{name, session.Spec(session.Options{})}, true
+	case "session-mutant-no-compaction-teardown":
+		return specModel[session.State]{name, session.Spec(session.Options{NoCompactionTeardown: true})}, true
+	}
+	return nil, false
+}
+
+var actionField = regexp.MustCompile(`"action"\s*:\s*"([A-Za-z0-9_]+)"`)
+
+// inferModel guesses the model from the action names in the head of a
+// trace: the first action that only one of program and session has
+// decides. It falls back to program.
+func inferModel(head []byte) string {
+	prog, _ := traceModelFor("program")
+	sess, _ := traceModelFor("session")
+	for _, line := range bytes.Split(head, []byte("\n")) {
+		if bytes.Contains(line, []byte(`"stutter":true`)) {
+			continue
+		}
+		for _, m := range actionField.FindAllSubmatch(line, -1) {
+			a := string(m[1])
+			p, s := prog.hasAction(a), sess.hasAction(a)
+			switch {
+			case p && !s:
+				return "program"
+			case s && !p:
+				return "session"
+			}
+		}
+	}
+	return "program"
+}
+
+func modelList() string { return strings.Join(traceModelNames, ", ") }

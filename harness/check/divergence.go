@@ -1,0 +1,241 @@
+package check
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tracecheck/tracecheck/model"
+	"github.com/tracecheck/tracecheck/trace"
+)
+
+// Divergence is where and why an instance left the spec: the first event
+// that no behaviour of the spec explains, with what the spec allowed
+// instead.
+type Divergence struct {
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Instance string `json:"instance"`
+	Seq      uint64 `json:"seq"`
+	Action   string `json:"action"`
+	// Event is the offending line as written.
+	Event string `json:"event"`
+	// Kind classifies the failure: "guard" (the action is not enabled),
+	// "state" (no successor has the event's state), "invariant",
+	// "property", "init", "stutter" or "composite".
+	Kind string `json:"kind"`
+	// Reason says in one line why the event does not fit.
+	Reason string `json:"reason"`
+	// Candidates are the states the instance could have been in before
+	// the event, with what the spec allowed there.
+	Candidates []Candidate `json:"candidates"`
+	// Diff is a -want +got diff of the state: the spec's closest
+	// successor (or, when no successor exists, the state before) against
+	// the event's state.
+	Diff string `json:"diff,omitempty"`
+	// Fits names the actions enabled before the event whose successor has
+	// the event's state: what the code probably did instead.
+	Fits []string `json:"fits,omitempty"`
+	// Recent are the instance's last matched events, oldest first.
+	Recent []Recent `json:"recent,omitempty"`
+}
+
+// Candidate is one state the instance may have been in before a divergent
+// event.
+type Candidate struct {
+	State   string   `json:"state"`
+	Enabled []string `json:"enabled"`
+	// Why says why the event's action did not fit from this state: the
+	// failing guard, the variables that differ, or the broken property.
+	Why []string `json:"why"`
+}
+
+// Recent is one matched event of a divergence report.
+type Recent struct {
+	Line  int    `json:"line"`
+	Event string `json:"event"`
+}
+
+// maxCandidates bounds the candidates a report lists.
+const maxCandidates = 8
+
+func (c *Checker[S]) violate(in *instance[S], r *trace.Raw, act int, kind, reason string) {
+	d := c.divergence(in, r, kind, reason)
+	if kind == "init" && in.res.Events == 1 {
+		for i, s := range c.inits {
+			if i == maxCandidates {
+				break
+			}
+			d.Candidates = append(d.Candidates, Candidate{State: "(initial) " + c.sp.Format(s),
+				Enabled: nonNil(c.sp.Enabled(s)), Why: c.differs(c.valuation(s), &c.cons, "initial state")})
+		}
+		if len(c.inits) > 0 {
+			d.Diff = c.diff(c.valuation(c.inits[0]), &c.cons, "initial state")
+		}
+	} else {
+		for i, s := range in.cands {
+			if i == maxCandidates {
+				break
+			}
+			cd := Candidate{State: c.sp.Format(s), Enabled: nonNil(c.sp.Enabled(s))}
+			if kind == "stutter" {
+				cd.Why = c.differs(c.valuation(s), &c.cons, "state")
+			}
+			d.Candidates = append(d.Candidates, cd)
+		}
+		if kind == "stutter" && len(in.cands) > 0 {
+			d.Diff = c.diff(c.valuation(in.cands[0]), &c.cons, "unchanged state")
+		}
+	}
+	c.finish(in, d)
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// violateStep reports that act with the state cons fits no candidate.
+func (c *Checker[S]) violateStep(in *instance[S], r *trace.Raw, act int, cons *constraint) {
+	a := &c.sp.Actions[act]
+	type best struct {
+		vals  []model.Value
+		n     int
+		label string
+	}
+	var b *best
+	guardOnly, badStep := true, ""
+	d := c.divergence(in, r, "", "")
+	for i, s := range in.cands {
+		e := c.successors(s, act)
+		var why []string
+		if e.guard != "" {
+			why = append(why, fmt.Sprintf("%s is not enabled: guard %s is false", a.Name, e.guard))
+			if b == nil {
+				b = &best{c.valuation(s), 1 << 30, "state before (" + a.Name + " not enabled)"}
+			}
+		} else {
+			guardOnly = false
+			if len(e.next) == 0 {
+				why = append(why, a.Name+" has no successor here")
+			}
+			for _, t := range e.next {
+				vals := c.valuation(t)
+				diffs := c.differs(vals, cons, "successor")
+				if len(diffs) == 0 {
+					ti := c.transition(transKey[S]{s, act, t})
+					why = append(why, fmt.Sprintf("the step to %s breaks %s", c.sp.Format(t), ti.bad))
+					badStep = ti.bad
+					if b == nil || b.n > 0 {
+						b = &best{vals, 0, "spec's successor after " + a.Name}
+					}
+					continue
+				}
+				why = append(why, diffs...)
+				if b == nil || len(diffs) < b.n {
+					b = &best{vals, len(diffs), "spec's successor after " + a.Name}
+				}
+			}
+		}
+		if i < maxCandidates {
+			d.Candidates = append(d.Candidates, Candidate{State: c.sp.Format(s), Enabled: nonNil(c.sp.Enabled(s)), Why: why})
+		}
+		for ai := range c.sp.Actions {
+			if ai == act || contains(d.Fits, c.sp.Actions[ai].Name) {
+				continue
+			}
+			for _, t := range c.successors(s, ai).next {
+				if c.matches(t, cons) {
+					d.Fits = append(d.Fits, c.sp.Actions[ai].Name)
+					break
+				}
+			}
+		}
+	}
+	switch {
+	case badStep != "" && strings.HasPrefix(badStep, "invariant"):
+		d.Kind = "invariant"
+		d.Reason = fmt.Sprintf("%s reaches a state that breaks %s", a.Name, badStep)
+	case badStep != "":
+		d.Kind = "property"
+		d.Reason = fmt.Sprintf("the %s step breaks %s", a.Name, badStep)
+	case guardOnly:
+		d.Kind = "guard"
+		d.Reason = fmt.Sprintf("%s is not enabled in any candidate state", a.Name)
+	default:
+		d.Kind = "state"
+		d.Reason = fmt.Sprintf("no %s successor has the event's state", a.Name)
+	}
+	if string(r.Part) == trace.PartEnd {
+		d.Reason += " (composite step merged from its parts)"
+	}
+	if b != nil {
+		d.Diff = c.diff(b.vals, cons, b.label)
+	}
+	c.finish(in, d)
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Checker[S]) divergence(in *instance[S], r *trace.Raw, kind, reason string) *Divergence {
+	d := &Divergence{File: r.Pos.File, Line: r.Pos.Line, Instance: in.res.Instance, Seq: r.Seq,
+		Action: string(r.Action), Event: string(r.Line), Kind: kind, Reason: reason}
+	n := len(in.ring)
+	if in.ringN < n {
+		n = in.ringN
+	}
+	for i := in.ringN - n; i < in.ringN; i++ {
+		e := in.ring[i%len(in.ring)]
+		d.Recent = append(d.Recent, Recent{e.line, string(e.text)})
+	}
+	return d
+}
+
+func (c *Checker[S]) finish(in *instance[S], d *Divergence) {
+	in.res.Verdict = Violation
+	in.res.Reason = d.Reason
+	in.res.Divergence = d
+	in.cands = nil
+	in.comp = nil
+	in.ring = nil
+	if c.opt.OnViolation != nil {
+		c.opt.OnViolation(in.res)
+	}
+}
+
+// differs lists the variables where vals and cons disagree.
+func (c *Checker[S]) differs(vals []model.Value, cons *constraint, what string) []string {
+	var out []string
+	for _, i := range cons.idx {
+		if !vals[i].Equal(cons.vals[i]) {
+			out = append(out, fmt.Sprintf("%s differs in %s: spec has %s, event has %s", what, c.sp.Vars[i], vals[i], cons.vals[i]))
+		}
+	}
+	return out
+}
+
+// diff renders a -want +got diff of want (a full state) against got (the
+// event's possibly partial state).
+func (c *Checker[S]) diff(want []model.Value, got *constraint, label string) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "-want +got (want: %s; got: the event's state)\n", label)
+	for i, name := range c.sp.Vars {
+		switch {
+		case !got.set[i]:
+			fmt.Fprintf(&sb, "  %s = %s  (not in the event)\n", name, want[i])
+		case want[i].Equal(got.vals[i]):
+			fmt.Fprintf(&sb, "  %s = %s\n", name, want[i])
+		default:
+			fmt.Fprintf(&sb, "- %s = %s\n+ %s = %s\n", name, want[i], name, got.vals[i])
+		}
+	}
+	return sb.String()
+}

@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# Rerun TLC and FizzBee live on the committed specs, compare their state
+# graphs with the Go model (go test ./harness/conform -run TestLive), and
+# with REGEN=1 replace the retained reports under formal-verification/reports.
+#
+#   TLA2TOOLS=/path/to/tla2tools.jar FIZZ=/path/to/fizz [REGEN=1] make formal
+#
+# Optional: JAVA (default: java), FIZZ_VERSION (FizzBee has no version flag;
+# default: read from the README's pin), GO (default: go).
+#
+# Exit status: 0 when every tool gave its expected verdict and every graph
+# equals the Go model's; 1 otherwise; 2 when the tools are not configured.
+# FizzBee exits 0 even when it reports FAILED, so this script reads its
+# verdict line instead of trusting its exit status.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+REPORTS="$ROOT/formal-verification/reports"
+JAVA="${JAVA:-java}"
+GO="${GO:-go}"
+
+missing=()
+[[ -n "${TLA2TOOLS:-}" ]] || missing+=("TLA2TOOLS (path to tla2tools.jar)")
+[[ -n "${FIZZ:-}" ]] || missing+=("FIZZ (path to FizzBee's fizz script)")
+if ((${#missing[@]})); then
+	echo "make formal: cannot run the tools live: not set: ${missing[*]}." >&2
+	echo "make formal: nothing was run. 'make verify' and 'go test ./harness/conform' check the" >&2
+	echo "make formal: retained reports in formal-verification/reports without the tools." >&2
+	echo "make formal: usage: TLA2TOOLS=/path/to/tla2tools.jar FIZZ=/path/to/fizz [REGEN=1] make formal" >&2
+	exit 2
+fi
+[[ -f "$TLA2TOOLS" ]] || { echo "make formal: TLA2TOOLS=$TLA2TOOLS: no such file" >&2; exit 2; }
+[[ -x "$FIZZ" ]] || { echo "make formal: FIZZ=$FIZZ: not an executable file" >&2; exit 2; }
+command -v "$JAVA" >/dev/null || { echo "make formal: $JAVA not found (set JAVA)" >&2; exit 2; }
+
+TLA2TOOLS="$(cd "$(dirname "$TLA2TOOLS")" && pwd)/$(basename "$TLA2TOOLS")"
+FIZZ="$(cd "$(dirname "$FIZZ")" && pwd)/$(basename "$FIZZ")"
+
+# FizzBee's fizz script runs the binary named in fizz.env next to it.
+FIZZBEE_BIN="$(
+	FIZZBEE_BIN=""
+	# shellcheck disable=SC1091
+	[[ -f "$(dirname "$FIZZ")/fizz.env" ]] && . "$(dirname "$FIZZ")/fizz.env"
+	echo "${FIZZBEE_BIN:-$(dirname "$FIZZ")/bazel-bin/fizzbee_/fizzbee}"
+)"
+if [[ -z "${FIZZ_VERSION:-}" ]]; then
+	FIZZ_VERSION="$(sed -n 's/^FizzBee pin: *//p' "$ROOT/formal-verification/README.md" 2>/dev/null | head -1 || true)"
+	FIZZ_VERSION="${FIZZ_VERSION:-unknown (set FIZZ_VERSION)}"
+fi
+
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/tracecheck-formal.XXXXXX")"
+trap 'rm -rf "$WORK"' EXIT
+OUT="$WORK/reports"
+mkdir -p "$OUT"
+failures=()
+
+sha() { sha256sum "$1" | cut -d' ' -f1; }
+json_str() { # a JSON string literal for $1 (no control characters expected)
+	local s=${1//\\/\\\\}
+	s=${s//\"/\\\"}
+	s=${s//$'\t'/\\t}
+	printf '"%s"' "$s"
+}
+
+# write_manifest DIR REPORT TOOL VERSION BINARY CWD EXIT VERDICT COMMAND SPEC...
+write_manifest() {
+	local dir=$1 report=$2 tool=$3 version=$4 binary=$5 cwd=$6 code=$7 verdict=$8 cmd=$9
+	shift 9
+	local f first
+	{
+		printf '{\n'
+		printf '  "report": %s,\n' "$(json_str "$report")"
+		printf '  "tool": %s,\n' "$(json_str "$tool")"
+		printf '  "tool_version": %s,\n' "$(json_str "$version")"
+		printf '  "tool_binary_sha256": %s,\n' "$(json_str "$( [[ -f $binary ]] && sha "$binary" || echo "absent: $binary")")"
+		printf '  "command": %s,\n' "$(json_str "$cmd")"
+		printf '  "cwd": %s,\n' "$(json_str "$cwd")"
+		printf '  "exit_code": %d,\n' "$code"
+		printf '  "verdict": %s,\n' "$(json_str "$verdict")"
+		printf '  "specs": ['
+		first=1
+		for f in "$@"; do
+			((first)) || printf ','
+			first=0
+			printf '\n    {"path": %s, "sha256": %s}' "$(json_str "$f")" "$(json_str "$(sha "$ROOT/$f")")"
+		done
+		printf '\n  ],\n  "files": ['
+		first=1
+		for f in $(cd "$dir" && ls | sort); do
+			((first)) || printf ','
+			first=0
+			printf '\n    {"path": %s, "sha256": %s}' "$(json_str "$f")" "$(json_str "$(sha "$dir/$f")")"
+		done
+		printf '\n  ],\n'
+		printf '  "generated": %s\n' "$(json_str "$(date -u +%Y-%m-%dT%H:%M:%SZ)")"
+		printf '}\n'
+	} >"$WORK/manifest-$report.json"
+	mv "$WORK/manifest-$report.json" "$dir/manifest.json"
+}
+
+# --- TLC on spec/Program.tla + Program.cfg -----------------------------------
+run_tlc() {
+	local name=tlc-program run="$WORK/run-tlc" dir="$OUT/tlc-program"
+	mkdir -p "$run" "$dir"
+	cp "$ROOT/spec/Program.tla" "$ROOT/spec/Program.cfg" "$run/"
+	local cmd=("$JAVA" -XX:+UseParallelGC -cp "$TLA2TOOLS" tlc2.TLC -fp 0 -workers 1
+		-dump dot,actionlabels states.dot -metadir states -noGenerateSpecTE
+		-config Program.cfg Program.tla)
+	echo "formal: TLC: (cd $run && ${cmd[*]})"
+	local code=0
+	(cd "$run" && "${cmd[@]}") >"$dir/stdout.txt" 2>&1 || code=$?
+	[[ -f "$run/states.dot" ]] && cp "$run/states.dot" "$dir/states.dot"
+	local version verdict
+	version="$(head -1 "$dir/stdout.txt")"
+	verdict="$(grep -m1 -E '^(Model checking completed\.|Error:)' "$dir/stdout.txt" || true)"
+	write_manifest "$dir" "$name" TLC "$version" "$TLA2TOOLS" "$run" "$code" "$verdict" "${cmd[*]}" \
+		spec/Program.tla spec/Program.cfg
+	echo "formal: TLC: exit $code; $verdict; $(grep -m1 'distinct states found' "$dir/stdout.txt" || echo 'no summary')"
+	if [[ $code -ne 0 || $verdict != "Model checking completed. No error has been found." || ! -f $dir/states.dot ]]; then
+		failures+=("TLC on spec/Program.tla: exit $code, verdict '${verdict:-none}' (want exit 0 and no error)")
+	fi
+}
+
+# run_fizz NAME SPEC WANT [INVARIANT]: FizzBee on SPEC, wanting verdict WANT.
+run_fizz() {
+	local name=$1 spec=$2 want=$3 inv=${4:-}
+	local run="$WORK/run-$name" dir="$OUT/$name" base
+	base="$(basename "$spec")"
+	mkdir -p "$run" "$dir"
+	cp "$ROOT/$spec" "$run/"
+	local cmd=("$FIZZ" "$base")
+	echo "formal: FizzBee: (cd $run && ${cmd[*]})"
+	local code=0
+	(cd "$run" && "${cmd[@]}") >"$dir/stdout.txt" 2>&1 || code=$?
+	local outdir
+	outdir="$(find "$run/out" -mindepth 1 -maxdepth 1 -type d -name 'run_*' 2>/dev/null | sort | tail -1)"
+	if [[ -n $outdir ]]; then
+		local f
+		for f in graph.dot state_config.json error-graph.json \
+			nodes_000000_of_000000.pb adjacency_lists_000000_of_000000.pb \
+			nodes_errors.pb adjacency_lists_errors.pb; do
+			[[ -f "$outdir/$f" ]] && cp "$outdir/$f" "$dir/$f"
+		done
+	fi
+	local verdict
+	verdict="$(grep -m1 -E '^(PASSED|FAILED)' "$dir/stdout.txt" || true)"
+	write_manifest "$dir" "$name" FizzBee "$FIZZ_VERSION" "$FIZZBEE_BIN" "$run" "$code" "$verdict" "${cmd[*]}" "$spec"
+	echo "formal: FizzBee $spec: exit $code; ${verdict:-no verdict line}; $(grep -m1 'Unique states' "$dir/stdout.txt" || true)"
+	if [[ $code -ne 0 || $verdict != "$want"* || ($want == FAILED && $verdict != *"$inv"*) ]]; then
+		failures+=("FizzBee on $spec: exit $code, verdict '${verdict:-none}' (want exit 0 and $want${inv:+ $inv})")
+	fi
+}
+
+run_tlc
+run_fizz fizzbee-session spec/session.fizz PASSED
+run_fizz fizzbee-session-no-compaction-teardown spec/mutants/session_no_compaction_teardown.fizz FAILED ChildrenDieWithParent
+
+echo "formal: comparing the fresh graphs with the Go model"
+if ! (cd "$ROOT" && CONFORM_LIVE_DIR="$OUT" "$GO" test -count=1 -run '^TestLive' -v ./harness/conform/); then
+	failures+=("the fresh tool output does not conform to the Go model (see the go test output above)")
+fi
+
+if ((${#failures[@]})); then
+	printf 'formal: FAIL: %s\n' "${failures[@]}" >&2
+	[[ "${REGEN:-}" == 1 ]] && echo "formal: REGEN=1 refused: the retained reports are left as they were" >&2
+	exit 1
+fi
+if [[ "${REGEN:-}" == 1 ]]; then
+	mkdir -p "$REPORTS"
+	for d in "$OUT"/*/; do
+		name="$(basename "$d")"
+		rm -rf "${REPORTS:?}/$name"
+		cp -R "$d" "$REPORTS/$name"
+		echo "formal: REGEN: wrote formal-verification/reports/$name"
+	done
+fi
+echo "formal: PASS: TLC and FizzBee agree with the Go model"

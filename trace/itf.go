@@ -1,0 +1,565 @@
+package trace
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The Informal Trace Format (ITF) of Apalache and Quint, ADR-015
+// (https://apalache-mc.org/docs/adr/015adr-trace.html). docs/itf.md says how
+// an ITF document maps to trace events and back.
+
+// ITF variables that Quint's model-based testing mode (quint run --mbt) adds
+// to every state: the action that produced the state, and the values its
+// nondeterministic choices picked. They are not spec variables.
+const (
+	ITFActionTaken = "mbt::actionTaken"
+	ITFNondetPicks = "mbt::nondetPicks"
+)
+
+// ITFFormatDescription is the ADR that defines the format; written into the
+// "#meta" of every document [WriteITF] writes.
+const ITFFormatDescription = "https://apalache-mc.org/docs/adr/015adr-trace.html"
+
+// maxSafeInt is the largest integer ADR-015 writes as a plain JSON number
+// (2^53 - 1, the largest integer a JavaScript reader holds exactly).
+const maxSafeInt = 1<<53 - 1
+
+// Errors an ITF document can produce. Every error ReadITF and ParseITF
+// return wraps one of them.
+var (
+	// ErrITF: the document is not a well-formed ITF trace (not a JSON
+	// object, no "states", a state that is not an object, ...).
+	ErrITF = errors.New("malformed ITF document")
+	// ErrITFValue: a value is not one of ADR-015's encodings (a fraction, a
+	// null, an unknown "#" key, a malformed "#bigint" or "#map").
+	ErrITFValue = errors.New("malformed ITF value")
+	// ErrITFNoAction: a state after the first carries no
+	// "mbt::actionTaken", so the action of its step is unknown. Quint writes
+	// it with `quint run --mbt`; Apalache does not write it.
+	ErrITFNoAction = errors.New("ITF state without mbt::actionTaken")
+	// ErrITFInstances: the events given to EventsToITF belong to more than
+	// one instance; an ITF document holds one behaviour.
+	ErrITFInstances = errors.New("events of several instances in one ITF document")
+)
+
+// ITF is one ITF document: a finite behaviour of one instance.
+type ITF struct {
+	// Meta is the document's "#meta": free-form; tracecheck writes
+	// "format", "format-description", "source" and "instance".
+	Meta map[string]any `json:"#meta,omitempty"`
+	// Params names the spec's parameters (constants), if any.
+	Params []string `json:"params,omitempty"`
+	// Vars names the variables every state gives a value to.
+	Vars []string `json:"vars"`
+	// States are the behaviour's states, each a map from variable name to
+	// ITF value, with the state's own "#meta" under that key.
+	States []map[string]any `json:"states"`
+	// Loop, if set, is the index of the state a lasso loops back to. It is
+	// read but not used: tracecheck checks finite traces.
+	Loop *int `json:"loop,omitempty"`
+}
+
+// IsITF reports whether the input buffered in br starts with an ITF
+// document rather than an NDJSON trace: its first JSON object has one of
+// ITF's top-level keys ("states", "vars", "#meta", "params", "loop") before
+// any key of a trace event. It only peeks, so br still holds the whole
+// input afterwards.
+func IsITF(br *bufio.Reader) bool {
+	peek, _ := br.Peek(br.Size())
+	dec := json.NewDecoder(bytes.NewReader(peek))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return false
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch tok {
+		case "states", "vars", "#meta", "params", "loop":
+			return true
+		case "v", "instance", "seq", "action", "state", "part", "stutter", "time", "detail":
+			return false
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return false
+		}
+	}
+	return false
+}
+
+// ParseITF reads one ITF document from r and checks its shape and every
+// value's encoding. Numbers are kept exactly (as [json.Number]).
+func ParseITF(r io.Reader) (*ITF, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("trace: read ITF: %w", err)
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrITF, err)
+	}
+	if raw == nil {
+		return nil, fmt.Errorf("%w: not a JSON object", ErrITF)
+	}
+	if _, ok := raw["states"]; !ok {
+		return nil, fmt.Errorf("%w: no \"states\"", ErrITF)
+	}
+	var doc ITF
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrITF, err)
+	}
+	if doc.Loop != nil && (*doc.Loop < 0 || *doc.Loop >= len(doc.States)) {
+		return nil, fmt.Errorf("%w: loop index %d out of range", ErrITF, *doc.Loop)
+	}
+	for i, st := range doc.States {
+		if st == nil {
+			return nil, fmt.Errorf("%w: state %d is not an object", ErrITF, i)
+		}
+		for k, v := range st {
+			if k == "#meta" {
+				if _, ok := v.(map[string]any); !ok {
+					return nil, fmt.Errorf("%w: state %d: \"#meta\" is not an object", ErrITF, i)
+				}
+				continue
+			}
+			if err := CheckITFValue(v); err != nil {
+				return nil, fmt.Errorf("state %d, variable %q: %w", i, k, err)
+			}
+		}
+	}
+	return &doc, nil
+}
+
+// CheckITFValue reports whether v, as decoded from JSON with numbers as
+// [json.Number] (or int, int64, uint64), is an ITF value: a boolean, a
+// string, an integer, an array (a sequence), {"#bigint": "-?[0-9]+"},
+// {"#tup": [...]}, {"#set": [...]}, {"#map": [[k, v], ...]},
+// {"#unserializable": "..."}, or an object whose keys do not start with
+// "#" (a record). A failure wraps [ErrITFValue].
+func CheckITFValue(v any) error {
+	switch v := v.(type) {
+	case bool, string, int, int64, uint64:
+		return nil
+	case json.Number:
+		if _, ok := new(big.Int).SetString(v.String(), 10); !ok {
+			return fmt.Errorf("%w: %s is not an integer", ErrITFValue, v)
+		}
+		return nil
+	case float64:
+		if v != float64(int64(v)) {
+			return fmt.Errorf("%w: %v is not an integer", ErrITFValue, v)
+		}
+		return nil
+	case []any:
+		for i, e := range v {
+			if err := CheckITFValue(e); err != nil {
+				return fmt.Errorf("element %d: %w", i, err)
+			}
+		}
+		return nil
+	case map[string]any:
+		return checkITFObject(v)
+	case nil:
+		return fmt.Errorf("%w: null", ErrITFValue)
+	}
+	return fmt.Errorf("%w: unexpected %T", ErrITFValue, v)
+}
+
+func checkITFObject(m map[string]any) error {
+	for k := range m {
+		if !strings.HasPrefix(k, "#") {
+			continue
+		}
+		if len(m) != 1 {
+			return fmt.Errorf("%w: %q beside other keys", ErrITFValue, k)
+		}
+		body := m[k]
+		switch k {
+		case "#bigint":
+			s, ok := body.(string)
+			if !ok {
+				return fmt.Errorf("%w: #bigint of %T, want a string", ErrITFValue, body)
+			}
+			if _, ok := ParseBigint(s); !ok {
+				return fmt.Errorf("%w: #bigint %q", ErrITFValue, s)
+			}
+			return nil
+		case "#tup", "#set":
+			elems, ok := body.([]any)
+			if !ok {
+				return fmt.Errorf("%w: %s of %T, want an array", ErrITFValue, k, body)
+			}
+			return CheckITFValue(elems)
+		case "#map":
+			pairs, ok := body.([]any)
+			if !ok {
+				return fmt.Errorf("%w: #map of %T, want an array of pairs", ErrITFValue, body)
+			}
+			for i, p := range pairs {
+				kv, ok := p.([]any)
+				if !ok || len(kv) != 2 {
+					return fmt.Errorf("%w: #map entry %d is not a [key, value] pair", ErrITFValue, i)
+				}
+				if err := CheckITFValue(kv); err != nil {
+					return fmt.Errorf("#map entry %d: %w", i, err)
+				}
+			}
+			return nil
+		case "#unserializable":
+			if _, ok := body.(string); !ok {
+				return fmt.Errorf("%w: #unserializable of %T, want a string", ErrITFValue, body)
+			}
+			return nil
+		}
+		return fmt.Errorf("%w: unknown key %q", ErrITFValue, k)
+	}
+	for k, e := range m {
+		if err := CheckITFValue(e); err != nil {
+			return fmt.Errorf("field %q: %w", k, err)
+		}
+	}
+	return nil
+}
+
+// ParseBigint parses the digits of an ITF "#bigint" ("-?[0-9]+", no sign
+// "+", no spaces). The integer may be of any size.
+func ParseBigint(s string) (*big.Int, bool) {
+	t := strings.TrimPrefix(s, "-")
+	if t == "" {
+		return nil, false
+	}
+	for _, c := range t {
+		if c < '0' || c > '9' {
+			return nil, false
+		}
+	}
+	return new(big.Int).SetString(s, 10)
+}
+
+// ReadITF reads one ITF document from r and returns its states as trace
+// events, one an ITF state, in order. The events' instance is the
+// document's "#meta"."instance" if it has one (tracecheck writes it), else
+// instance; it is an error if both are empty.
+//
+// The first state becomes the Init event. Each later state's action is its
+// "mbt::actionTaken"; a state without one is an error wrapping
+// [ErrITFNoAction]. "mbt::nondetPicks" goes to the event's Detail under the
+// same key. A state's "#meta" supplies seq (else its position), part,
+// stutter, time and detail when tracecheck wrote them. Values are kept in
+// their ITF encodings, which are those of the trace format; see
+// docs/itf.md.
+func ReadITF(r io.Reader, instance string) ([]Event, error) {
+	doc, err := ParseITF(r)
+	if err != nil {
+		return nil, err
+	}
+	return doc.Events(instance)
+}
+
+// Events converts the document's states to trace events, as [ReadITF]
+// describes.
+func (doc *ITF) Events(instance string) ([]Event, error) {
+	if s, ok := doc.Meta["instance"].(string); ok && s != "" {
+		instance = s
+	}
+	if instance == "" {
+		return nil, fmt.Errorf("%w: no instance: the document's #meta has none and none was given", ErrITF)
+	}
+	events := make([]Event, 0, len(doc.States))
+	for i, st := range doc.States {
+		e := Event{V: Version, Instance: instance, Seq: uint64(i), State: map[string]any{}}
+		meta, _ := st["#meta"].(map[string]any)
+		if err := applyStateMeta(&e, meta); err != nil {
+			return nil, fmt.Errorf("%w: state %d: %w", ErrITF, i, err)
+		}
+		for k, v := range st {
+			switch k {
+			case "#meta", ITFActionTaken:
+			case ITFNondetPicks:
+				if e.Detail == nil {
+					e.Detail = map[string]any{}
+				}
+				e.Detail[ITFNondetPicks] = v
+			default:
+				e.State[k] = v
+			}
+		}
+		action, hasAction := st[ITFActionTaken]
+		name, isString := action.(string)
+		if hasAction && !isString {
+			return nil, fmt.Errorf("%w: state %d: %s is %T, want a string", ErrITF, i, ITFActionTaken, action)
+		}
+		switch {
+		case i == 0:
+			e.Action = InitAction
+			if hasAction && name != InitAction {
+				// Quint names the initial step after its init action
+				// ("init"); keep the name for the way back.
+				if e.Detail == nil {
+					e.Detail = map[string]any{}
+				}
+				e.Detail[ITFActionTaken] = name
+			}
+		case !hasAction:
+			return nil, fmt.Errorf("state %d: %w (the action of each step is needed; Quint writes it with `quint run --mbt`)", i, ErrITFNoAction)
+		default:
+			e.Action = name
+		}
+		if i > 0 && e.Seq <= events[i-1].Seq {
+			return nil, fmt.Errorf("%w: state %d: seq %d does not increase (previous %d)", ErrITF, i, e.Seq, events[i-1].Seq)
+		}
+		events = append(events, e)
+	}
+	return events, nil
+}
+
+// applyStateMeta copies the event fields tracecheck keeps in a state's
+// "#meta" into e.
+func applyStateMeta(e *Event, meta map[string]any) error {
+	if meta == nil {
+		return nil
+	}
+	if v, ok := meta["seq"]; ok {
+		n, err := metaUint(v)
+		if err != nil {
+			return fmt.Errorf("#meta seq: %w", err)
+		}
+		e.Seq = n
+	}
+	if v, ok := meta["part"]; ok {
+		s, ok := v.(string)
+		if !ok {
+			return fmt.Errorf("#meta part is %T, want a string", v)
+		}
+		e.Part = s
+	}
+	if v, ok := meta["stutter"]; ok {
+		b, ok := v.(bool)
+		if !ok {
+			return fmt.Errorf("#meta stutter is %T, want a boolean", v)
+		}
+		e.Stutter = b
+	}
+	if v, ok := meta["time"]; ok {
+		s, ok := v.(string)
+		if !ok {
+			return fmt.Errorf("#meta time is %T, want an RFC 3339 string", v)
+		}
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return fmt.Errorf("#meta time: %w", err)
+		}
+		e.Time = t
+	}
+	if v, ok := meta["detail"]; ok {
+		d, ok := v.(map[string]any)
+		if !ok {
+			return fmt.Errorf("#meta detail is %T, want an object", v)
+		}
+		e.Detail = d
+	}
+	return nil
+}
+
+func metaUint(v any) (uint64, error) {
+	switch v := v.(type) {
+	case json.Number:
+		return strconv.ParseUint(v.String(), 10, 64)
+	case float64:
+		if v < 0 || v != float64(uint64(v)) {
+			return 0, fmt.Errorf("%v is not a natural number", v)
+		}
+		return uint64(v), nil
+	case int:
+		if v < 0 {
+			return 0, fmt.Errorf("%d is negative", v)
+		}
+		return uint64(v), nil
+	case uint64:
+		return v, nil
+	}
+	return 0, fmt.Errorf("%T is not a number", v)
+}
+
+// EventsToITF returns the ITF document of events, which must all belong to
+// one instance (else the error wraps [ErrITFInstances]).
+//
+// "vars" lists the variables the events carry, in the order they first
+// appear (each event's in sorted order), then "mbt::actionTaken", and
+// "mbt::nondetPicks" if an event's Detail has it. Every state carries
+// "mbt::actionTaken", and the variables its event carries — an event with a
+// partial state gives a partial ITF state, which strict ITF readers refuse;
+// tracecheck reads it back as the same partial state. The event's seq,
+// part, stutter, time and detail go to the state's "#meta". Values are
+// copied as they are, except that plain integers beyond ±(2^53-1) are
+// written as {"#bigint": "..."}, as ADR-015 asks.
+func EventsToITF(events []Event) (*ITF, error) {
+	doc := &ITF{Vars: []string{}, States: make([]map[string]any, 0, len(events))}
+	seen := map[string]bool{}
+	picks := false
+	for i, e := range events {
+		if e.Instance != events[0].Instance {
+			return nil, fmt.Errorf("%w: %q and %q", ErrITFInstances, events[0].Instance, e.Instance)
+		}
+		keys := slices.Sorted(mapKeys(e.State))
+		st := make(map[string]any, len(keys)+2)
+		for _, k := range keys {
+			if k == "#meta" || k == ITFActionTaken || k == ITFNondetPicks {
+				return nil, fmt.Errorf("%w: event %d: variable %q is reserved by ITF", ErrITF, i, k)
+			}
+			if !seen[k] {
+				seen[k] = true
+				doc.Vars = append(doc.Vars, k)
+			}
+			st[k] = toITFValue(e.State[k])
+		}
+		meta := map[string]any{"index": i, "seq": e.Seq}
+		if e.Part != "" {
+			meta["part"] = e.Part
+		}
+		if e.Stutter {
+			meta["stutter"] = true
+		}
+		if !e.Time.IsZero() {
+			meta["time"] = e.Time.Format(time.RFC3339Nano)
+		}
+		action := e.Action
+		var detail map[string]any
+		for k, v := range e.Detail {
+			switch {
+			case k == ITFNondetPicks:
+				st[ITFNondetPicks] = v
+				picks = true
+			case k == ITFActionTaken && i == 0:
+				if s, ok := v.(string); ok {
+					action = s
+					continue
+				}
+				fallthrough
+			default:
+				if detail == nil {
+					detail = map[string]any{}
+				}
+				detail[k] = v
+			}
+		}
+		if detail != nil {
+			meta["detail"] = detail
+		}
+		st["#meta"] = meta
+		st[ITFActionTaken] = action
+		doc.States = append(doc.States, st)
+	}
+	doc.Vars = append(doc.Vars, ITFActionTaken)
+	if picks {
+		doc.Vars = append(doc.Vars, ITFNondetPicks)
+	}
+	doc.Meta = map[string]any{
+		"format":             "ITF",
+		"format-description": ITFFormatDescription,
+		"source":             "tracecheck",
+	}
+	if len(events) > 0 {
+		doc.Meta["instance"] = events[0].Instance
+	}
+	return doc, nil
+}
+
+func mapKeys(m map[string]any) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// toITFValue copies v, writing plain integers beyond ADR-015's safe range
+// as #bigint.
+func toITFValue(v any) any {
+	switch v := v.(type) {
+	case json.Number:
+		if n, err := v.Int64(); err == nil && n >= -maxSafeInt && n <= maxSafeInt {
+			return v
+		}
+		if b, ok := new(big.Int).SetString(v.String(), 10); ok {
+			return map[string]any{"#bigint": b.String()}
+		}
+		return v
+	case int:
+		return toITFValue(json.Number(strconv.Itoa(v)))
+	case int64:
+		return toITFValue(json.Number(strconv.FormatInt(v, 10)))
+	case uint64:
+		return toITFValue(json.Number(strconv.FormatUint(v, 10)))
+	case float64:
+		if v == float64(int64(v)) && (v > maxSafeInt || v < -maxSafeInt) {
+			return map[string]any{"#bigint": strconv.FormatInt(int64(v), 10)}
+		}
+		return v
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = toITFValue(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = toITFValue(e)
+		}
+		return out
+	}
+	return v
+}
+
+// WriteITF writes events, which must belong to one instance, to w as one
+// ITF document (indented JSON, ended by a newline). See [EventsToITF].
+func WriteITF(w io.Writer, events []Event) error {
+	doc, err := EventsToITF(events)
+	if err != nil {
+		return err
+	}
+	return doc.Write(w)
+}
+
+// Write writes the document to w as indented JSON ended by a newline. Each
+// state's keys are in sorted order, so "#meta" comes first.
+func (doc *ITF) Write(w io.Writer) error {
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return fmt.Errorf("trace: encode ITF: %w", err)
+	}
+	if _, err := w.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("trace: write ITF: %w", err)
+	}
+	return nil
+}
+
+// SplitInstances groups events by instance, keeping each instance's events
+// in order; the instances are in order of first appearance.
+func SplitInstances(events []Event) (names []string, byInstance map[string][]Event) {
+	byInstance = map[string][]Event{}
+	for _, e := range events {
+		if _, ok := byInstance[e.Instance]; !ok {
+			names = append(names, e.Instance)
+		}
+		byInstance[e.Instance] = append(byInstance[e.Instance], e)
+	}
+	return names, byInstance
+}

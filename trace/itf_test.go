@@ -1,0 +1,313 @@
+package trace
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// quintDoc is an ITF document as `quint run --mbt` writes it, with every
+// value kind: plain and #bigint integers (one beyond int64), strings,
+// booleans, sequences, #tup, #set, #map, records, a Quint variant (a record
+// with tag and value), and #unserializable.
+const quintDoc = `{
+  "#meta": {"format": "ITF", "source": "bank.qnt", "status": "ok", "timestamp": 1701944461444},
+  "vars": ["n", "big", "s", "b", "seq", "tup", "set", "map", "rec", "opt", "fn", "mbt::actionTaken", "mbt::nondetPicks"],
+  "states": [
+    {"#meta": {"index": 0}, "n": {"#bigint": "0"}, "big": {"#bigint": "-123456789012345678901234567890"},
+     "s": "a", "b": false, "seq": [], "tup": {"#tup": [1, "x"]}, "set": {"#set": []},
+     "map": {"#map": []}, "rec": {"f": 1, "g": {"#set": [true]}}, "opt": {"tag": "None", "value": {"#tup": []}},
+     "fn": {"#unserializable": "LAMBDA x: x + 1"},
+     "mbt::actionTaken": "init", "mbt::nondetPicks": {"v": {"tag": "None", "value": {"#tup": []}}}},
+    {"#meta": {"index": 1}, "n": 7, "big": {"#bigint": "99999999999999999999999"},
+     "s": "b", "b": true, "seq": [[1, 2], {"#set": [3]}], "tup": {"#tup": [2, "y"]}, "set": {"#set": [{"#bigint": "1"}, 2]},
+     "map": {"#map": [[{"#tup": [1, 2]}, {"#set": []}], ["k", {"#map": [[1, 2]]}]]}, "rec": {"f": 2, "g": {"#set": []}},
+     "opt": {"tag": "Some", "value": {"#bigint": "40"}}, "fn": {"#unserializable": "LAMBDA x: x + 2"},
+     "mbt::actionTaken": "Deposit", "mbt::nondetPicks": {"v": {"tag": "Some", "value": {"#bigint": "40"}}}}
+  ]
+}`
+
+func TestReadITFQuint(t *testing.T) {
+	events, err := ReadITF(strings.NewReader(quintDoc), "bank-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 2 {
+		t.Fatalf("got %d events, want 2", len(events))
+	}
+	e0, e1 := events[0], events[1]
+	for _, c := range []struct {
+		name      string
+		got, want any
+	}{
+		{"instance", e0.Instance, "bank-1"},
+		{"e0 action", e0.Action, InitAction},
+		{"e0 seq", e0.Seq, uint64(0)},
+		{"e0 quint init name", e0.Detail[ITFActionTaken], "init"},
+		{"e1 action", e1.Action, "Deposit"},
+		{"e1 seq", e1.Seq, uint64(1)},
+		{"e1 n", e1.State["n"], json.Number("7")},
+		{"e0 n", e0.State["n"], map[string]any{"#bigint": "0"}},
+		{"e1 big", e1.State["big"], map[string]any{"#bigint": "99999999999999999999999"}},
+		{"e0 fn", e0.State["fn"], map[string]any{"#unserializable": "LAMBDA x: x + 1"}},
+		{"e1 picks", e1.Detail[ITFNondetPicks], map[string]any{"v": map[string]any{"tag": "Some", "value": map[string]any{"#bigint": "40"}}}},
+		{"e1 vars", len(e1.State), 11},
+	} {
+		if diff := cmp.Diff(c.want, c.got); diff != "" {
+			t.Errorf("%s: -want +got\n%s", c.name, diff)
+		}
+	}
+	if _, ok := e1.State[ITFActionTaken]; ok {
+		t.Errorf("mbt::actionTaken kept as a state variable")
+	}
+}
+
+func TestReadITFErrors(t *testing.T) {
+	state := func(body string) string { return `{"vars":["x"],"states":[` + body + `]}` }
+	for _, c := range []struct {
+		name string
+		doc  string
+		want error
+	}{
+		{"empty", ``, ErrITF},
+		{"array", `[1]`, ErrITF},
+		{"null", `null`, ErrITF},
+		{"no states", `{"vars":["x"]}`, ErrITF},
+		{"trailing data", state(`{"x":1}`) + `{}`, ErrITF},
+		{"state not object", state(`3`), ErrITF},
+		{"null state", state(`null`), ErrITF},
+		{"meta not object", state(`{"#meta":1,"x":1}`), ErrITF},
+		{"loop out of range", `{"vars":[],"states":[{}],"loop":3}`, ErrITF},
+		{"fraction", state(`{"x":1.5}`), ErrITFValue},
+		{"null value", state(`{"x":null}`), ErrITFValue},
+		{"bigint not digits", state(`{"x":{"#bigint":"12a"}}`), ErrITFValue},
+		{"bigint plus", state(`{"x":{"#bigint":"+1"}}`), ErrITFValue},
+		{"bigint number", state(`{"x":{"#bigint":12}}`), ErrITFValue},
+		{"bigint empty", state(`{"x":{"#bigint":"-"}}`), ErrITFValue},
+		{"unknown hash key", state(`{"x":{"#bag":[]}}`), ErrITFValue},
+		{"hash key beside others", state(`{"x":{"#set":[],"y":1}}`), ErrITFValue},
+		{"set not array", state(`{"x":{"#set":1}}`), ErrITFValue},
+		{"tup bad element", state(`{"x":{"#tup":[null]}}`), ErrITFValue},
+		{"map entry not pair", state(`{"x":{"#map":[[1]]}}`), ErrITFValue},
+		{"map not array", state(`{"x":{"#map":{}}}`), ErrITFValue},
+		{"unserializable not string", state(`{"x":{"#unserializable":1}}`), ErrITFValue},
+		{"nested record bad", state(`{"x":{"r":{"s":2.5}}}`), ErrITFValue},
+		{"no action", state(`{"x":1},{"x":2}`), ErrITFNoAction},
+		{"action not string", state(`{"x":1},{"x":2,"mbt::actionTaken":3}`), ErrITF},
+		{"seq backwards", state(`{"#meta":{"seq":5},"x":1},{"#meta":{"seq":5},"x":2,"mbt::actionTaken":"A"}`), ErrITF},
+		{"seq negative", state(`{"#meta":{"seq":-1},"x":1}`), ErrITF},
+		{"bad time", state(`{"#meta":{"time":"yesterday"},"x":1}`), ErrITF},
+		{"bad detail", state(`{"#meta":{"detail":[]},"x":1}`), ErrITF},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			events, err := ReadITF(strings.NewReader(c.doc), "i")
+			if !errors.Is(err, c.want) {
+				t.Fatalf("got events %v, error %v; want an error wrapping %q", events, err, c.want)
+			}
+		})
+	}
+}
+
+func TestReadITFInstance(t *testing.T) {
+	doc := `{"vars":["x"],"states":[{"x":1}]}`
+	if _, err := ReadITF(strings.NewReader(doc), ""); !errors.Is(err, ErrITF) {
+		t.Errorf("no instance anywhere: got %v, want ErrITF", err)
+	}
+	own := `{"#meta":{"instance":"own"},"vars":["x"],"states":[{"x":1}]}`
+	events, err := ReadITF(strings.NewReader(own), "given")
+	if err != nil || events[0].Instance != "own" {
+		t.Errorf("got %v, %v; want the document's own instance", events, err)
+	}
+}
+
+// sampleEvents has every event field and every value kind.
+func sampleEvents() []Event {
+	at := time.Date(2026, 11, 29, 15, 0, 0, 123456789, time.UTC)
+	return []Event{
+		{V: 1, Instance: "run-7", Seq: 0, Action: InitAction, State: map[string]any{
+			"phase": "Ready", "verified": false, "n": json.Number("42"), "neg": json.Number("-3"),
+			"big": map[string]any{"#bigint": "-99999999999999999999"},
+			"tup": map[string]any{"#tup": []any{json.Number("1"), "a"}},
+			"set": map[string]any{"#set": []any{true, false}},
+			"map": map[string]any{"#map": []any{[]any{"k", []any{json.Number("1")}}}},
+			"rec": map[string]any{"f": map[string]any{"g": []any{}}},
+			"fn":  map[string]any{"#unserializable": "LAMBDA x: x"},
+		}},
+		{V: 1, Instance: "run-7", Seq: 3, Action: "ExecutePython", State: map[string]any{"phase": "Running"},
+			Time: at, Detail: map[string]any{"pid": json.Number("4242"), "err": "", "mbt::nondetPicks": map[string]any{}}},
+		{V: 1, Instance: "run-7", Seq: 4, Action: "fsync", Stutter: true, State: map[string]any{}},
+		{V: 1, Instance: "run-7", Seq: 9, Action: "Teardown", Part: PartBegin, State: map[string]any{"conn": json.Number("1")}},
+		{V: 1, Instance: "run-7", Seq: 10, Action: "Teardown", Part: PartEnd, State: map[string]any{"vad": json.Number("2")}},
+	}
+}
+
+// ndjsonRoundTrip writes events as NDJSON with Writer and reads them back
+// with numbers kept exact.
+func ndjsonRoundTrip(t *testing.T, events []Event) []Event {
+	t.Helper()
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	for _, e := range events {
+		if err := w.Emit(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dec := json.NewDecoder(&buf)
+	dec.UseNumber()
+	var out []Event
+	for dec.More() {
+		var e Event
+		if err := dec.Decode(&e); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func TestRoundTripNDJSONToITF(t *testing.T) {
+	events := ndjsonRoundTrip(t, sampleEvents())
+	var buf bytes.Buffer
+	if err := WriteITF(&buf, events); err != nil {
+		t.Fatal(err)
+	}
+	if !IsITF(bufio.NewReader(bytes.NewReader(buf.Bytes()))) {
+		t.Errorf("IsITF is false on WriteITF's output")
+	}
+	back, err := ReadITF(&buf, "ignored: the document names its instance")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, buf.String())
+	}
+	back = ndjsonRoundTrip(t, back)
+	if diff := cmp.Diff(events, back); diff != "" {
+		t.Errorf("NDJSON -> ITF -> NDJSON changed the events: -want +got\n%s", diff)
+	}
+}
+
+func TestRoundTripITFToNDJSON(t *testing.T) {
+	doc, err := ParseITF(strings.NewReader(quintDoc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := doc.Events("bank-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := EventsToITF(ndjsonRoundTrip(t, events))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := again.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ParseITF(&buf) // what a reader of the written file sees
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(doc.Vars, back.Vars, sortStrings); diff != "" {
+		t.Errorf("vars: -want +got\n%s", diff)
+	}
+	if len(back.States) != len(doc.States) {
+		t.Fatalf("got %d states, want %d", len(back.States), len(doc.States))
+	}
+	for i := range doc.States {
+		want, got := without(doc.States[i], "#meta"), without(back.States[i], "#meta")
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("state %d: -want +got\n%s", i, diff)
+		}
+		if idx := back.States[i]["#meta"].(map[string]any)["index"]; idx != json.Number(doc.States[i]["#meta"].(map[string]any)["index"].(json.Number)) {
+			t.Errorf("state %d: #meta index %v", i, idx)
+		}
+	}
+}
+
+var sortStrings = cmp.Transformer("sort", func(s []string) map[string]bool {
+	m := map[string]bool{}
+	for _, x := range s {
+		m[x] = true
+	}
+	return m
+})
+
+func without(m map[string]any, key string) map[string]any {
+	out := map[string]any{}
+	for k, v := range m {
+		if k != key {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func TestEventsToITFBigPlainInts(t *testing.T) {
+	for _, c := range []struct {
+		in   any
+		want any
+	}{
+		{json.Number("9007199254740991"), json.Number("9007199254740991")},
+		{json.Number("9007199254740992"), map[string]any{"#bigint": "9007199254740992"}},
+		{json.Number("-9007199254740992"), map[string]any{"#bigint": "-9007199254740992"}},
+		{json.Number("123456789012345678901234567890"), map[string]any{"#bigint": "123456789012345678901234567890"}},
+		{int64(1) << 60, map[string]any{"#bigint": "1152921504606846976"}},
+		{[]any{json.Number("18446744073709551615")}, []any{map[string]any{"#bigint": "18446744073709551615"}}},
+		{json.Number("7"), json.Number("7")},
+	} {
+		doc, err := EventsToITF([]Event{{Instance: "i", Action: InitAction, State: map[string]any{"x": c.in}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(c.want, doc.States[0]["x"]); diff != "" {
+			t.Errorf("%v: -want +got\n%s", c.in, diff)
+		}
+	}
+}
+
+func TestEventsToITFErrors(t *testing.T) {
+	two := []Event{{Instance: "a", Action: InitAction}, {Instance: "b", Action: InitAction}}
+	if _, err := EventsToITF(two); !errors.Is(err, ErrITFInstances) {
+		t.Errorf("two instances: got %v", err)
+	}
+	reserved := []Event{{Instance: "a", Action: InitAction, State: map[string]any{ITFActionTaken: "x"}}}
+	if _, err := EventsToITF(reserved); !errors.Is(err, ErrITF) {
+		t.Errorf("reserved variable: got %v", err)
+	}
+}
+
+func TestIsITF(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want bool
+	}{
+		{`{"#meta":{"a":[1,2]},"vars":[],"states":[]}`, true},
+		{"  \n{\"states\": []}", true},
+		{`{"vars":["x"],"states":[]}`, true},
+		{`{"v":1,"instance":"r","seq":0,"action":"Init","state":{}}` + "\n", false},
+		{`{"unknown":{"states":1},"states":[]}`, true},
+		{``, false},
+		{`[1,2]`, false},
+		{"\x00\x01binary", false},
+		{`{"state":{"states":[]}}`, false},
+	} {
+		if got := IsITF(bufio.NewReader(strings.NewReader(c.in))); got != c.want {
+			t.Errorf("IsITF(%q) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}
+
+func TestSplitInstances(t *testing.T) {
+	in := []Event{{Instance: "b", Seq: 1}, {Instance: "a", Seq: 1}, {Instance: "b", Seq: 2}}
+	names, by := SplitInstances(in)
+	if diff := cmp.Diff([]string{"b", "a"}, names); diff != "" {
+		t.Errorf("names: %s", diff)
+	}
+	if len(by["b"]) != 2 || by["b"][1].Seq != 2 || len(by["a"]) != 1 {
+		t.Errorf("groups: %v", by)
+	}
+}

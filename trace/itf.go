@@ -563,3 +563,43 @@ func SplitInstances(events []Event) (names []string, byInstance map[string][]Eve
 	}
 	return names, byInstance
 }
+
+// ITFMetaTruncated is the document "#meta" key under which `tracecheck
+// export --itf` records that the NDJSON trace it read ended on a partial
+// line ("file:line"); [AsNDJSON] turns it back into a partial last line,
+// so a checker still reports the instance as incomplete.
+const ITFMetaTruncated = "truncated"
+
+// AsNDJSON returns the trace in r as NDJSON for a [Decoder]. If r starts
+// with an ITF document ([IsITF]), the document is read whole and its states
+// are returned as NDJSON events, one line a state (line N is state N-1),
+// with instance as the instance unless the document names its own (see
+// [ReadITF]); itf is then true. Otherwise r's bytes are returned as they
+// are. A document recorded as truncated ([ITFMetaTruncated]) ends with a
+// partial line of its instance, as the original NDJSON did.
+func AsNDJSON(r io.Reader, instance string) (out io.Reader, itf bool, err error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	if !IsITF(br) {
+		return br, false, nil
+	}
+	doc, err := ParseITF(br)
+	if err != nil {
+		return nil, true, err
+	}
+	events, err := doc.Events(instance)
+	if err != nil {
+		return nil, true, err
+	}
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	for _, e := range events {
+		if err := w.Emit(e); err != nil {
+			return nil, true, err
+		}
+	}
+	if _, ok := doc.Meta[ITFMetaTruncated]; ok && len(events) > 0 {
+		inst, _ := json.Marshal(events[0].Instance)
+		fmt.Fprintf(&buf, `{"v":%d,"instance":%s`, Version, inst)
+	}
+	return &buf, true, nil
+}

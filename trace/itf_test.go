@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -309,5 +310,52 @@ func TestSplitInstances(t *testing.T) {
 	}
 	if len(by["b"]) != 2 || by["b"][1].Seq != 2 || len(by["a"]) != 1 {
 		t.Errorf("groups: %v", by)
+	}
+}
+
+func TestAsNDJSON(t *testing.T) {
+	ndjson := `{"v":1,"instance":"r","seq":0,"action":"Init","state":{}}` + "\n"
+	out, itf, err := AsNDJSON(strings.NewReader(ndjson), "x")
+	if err != nil || itf {
+		t.Fatalf("NDJSON input: itf %v, err %v", itf, err)
+	}
+	if b, _ := io.ReadAll(out); string(b) != ndjson {
+		t.Errorf("NDJSON input changed: %q", b)
+	}
+
+	doc, err := EventsToITF(sampleEvents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc.Meta[ITFMetaTruncated] = "run.ndjson:6"
+	var buf bytes.Buffer
+	if err := doc.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	out, itf, err = AsNDJSON(&buf, "x")
+	if err != nil || !itf {
+		t.Fatalf("ITF input: itf %v, err %v", itf, err)
+	}
+	dec := NewDecoder(out, "t.itf.json")
+	var got []Event
+	for {
+		e, err := dec.Decode()
+		if err == io.EOF {
+			t.Fatal("no truncation reported for a document recorded as truncated")
+		}
+		if errors.Is(err, ErrTruncated) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, e)
+	}
+	if diff := cmp.Diff(ndjsonRoundTrip(t, sampleEvents()), got); diff != "" {
+		t.Errorf("events: -want +got\n%s", diff)
+	}
+
+	if _, _, err := AsNDJSON(strings.NewReader(`{"states":[{"x":null}]}`), "x"); !errors.Is(err, ErrITFValue) {
+		t.Errorf("bad ITF value: got %v", err)
 	}
 }

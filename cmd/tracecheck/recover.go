@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/tracecheck/tracecheck/impl/checkpoint"
+)
+
+const recoverSynopsis = `--publish-dir DIR [--journal FILE] [--json]
+
+Inspects the publisher's runs under DIR/.tracecheck and reports each dead
+run's real outcome, established from the checkpoint directory and never
+guessed from its journal: "published-and-verified" (DIR/NAME holds this
+run's checkpoint and it verifies against its manifest) or "not-published".
+A nonterminal journal (a killed publisher) is treated as uncertain. It kills
+leftover processes of dead runs, removes their staging directories, and
+records what it did in the run directory's recovery.json. Runs whose
+publisher is alive are reported "active" and left alone. With --journal it
+recovers only that journal's run, which must be a run of DIR.
+
+Exit codes: 0 recovered; 1 a published checkpoint fails verification;
+2 usage; 3 input error (unreadable directory, foreign journal).`
+
+func init() {
+	register("recover", command{
+		summary: "report the real outcome of interrupted publisher runs and clean up",
+		run:     runRecover,
+	})
+}
+
+func runRecover(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("recover", recoverSynopsis, stderr)
+	publishDir := fs.String("publish-dir", "", "the publish directory (required)")
+	journal := fs.String("journal", "", "recover only the run of this journal")
+	asJSON := fs.Bool("json", false, "print the reports as JSON")
+	if code := parseFlags(fs, args); code >= 0 {
+		return code
+	}
+	if *publishDir == "" {
+		fmt.Fprintln(stderr, "tracecheck recover: --publish-dir is required")
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "tracecheck recover: unexpected arguments %q\n", fs.Args())
+		return exitUsage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	reps, err := checkpoint.Recover(ctx, checkpoint.RecoverOptions{PublishDir: *publishDir, Journal: *journal})
+	if err != nil {
+		fmt.Fprintf(stderr, "tracecheck recover: %v\n", err)
+		if errors.Is(err, checkpoint.ErrForeignJournal) || errors.Is(err, checkpoint.ErrConfig) {
+			return exitInput
+		}
+		return exitInput
+	}
+	code := exitOK
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if reps == nil {
+			reps = []checkpoint.RunReport{}
+		}
+		_ = enc.Encode(reps)
+	}
+	for _, r := range reps {
+		if r.Outcome == checkpoint.OutcomeUnverified {
+			code = exitViolation
+		}
+		if *asJSON {
+			continue
+		}
+		line := fmt.Sprintf("%s %s: %s", r.Run, r.Name, r.Outcome)
+		if r.Checkpoint != "" {
+			line += " " + r.Checkpoint + " " + r.Digest
+		}
+		if r.JournalPhase != "" {
+			term := "terminal"
+			if !r.JournalTerminal {
+				term = "nonterminal, uncertain"
+			}
+			line += fmt.Sprintf(" (journal: %s, %s)", r.JournalPhase, term)
+		}
+		fmt.Fprintln(stdout, line)
+		for _, p := range r.Killed {
+			fmt.Fprintf(stdout, "  killed leftover process %d\n", p)
+		}
+		for _, p := range r.Removed {
+			fmt.Fprintf(stdout, "  removed staging leftover %s\n", p)
+		}
+		for _, n := range r.Notes {
+			fmt.Fprintf(stdout, "  note: %s\n", n)
+		}
+		if r.Error != "" {
+			fmt.Fprintf(stdout, "  error: %s\n", strings.TrimSpace(r.Error))
+		}
+	}
+	if !*asJSON && len(reps) == 0 {
+		fmt.Fprintln(stdout, "no runs to recover")
+	}
+	return code
+}

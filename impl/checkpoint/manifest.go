@@ -1,0 +1,430 @@
+package checkpoint
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"time"
+)
+
+// ManifestName is the manifest's file name at the root of a staged and of a
+// published checkpoint. A program may not write a file of that name.
+const ManifestName = "tracecheck-manifest.json"
+
+// ManifestFormat is the manifest format version this package writes.
+const ManifestFormat = 1
+
+// FileEntry is one file of a checkpoint.
+type FileEntry struct {
+	// Path is the file's slash-separated path relative to the checkpoint.
+	Path string `json:"path"`
+	// Size is its length in bytes.
+	Size int64 `json:"size"`
+	// SHA256 is the hex SHA-256 of its contents.
+	SHA256 string `json:"sha256"`
+}
+
+// Manifest describes a checkpoint: every file, the evaluation that passed,
+// and the run that produced it.
+type Manifest struct {
+	Format int `json:"format"`
+	// Run is the ID of the run that staged the checkpoint.
+	Run string `json:"run"`
+	// Name is the checkpoint's published name.
+	Name string `json:"name"`
+	// Created is when staging finished.
+	Created time.Time `json:"created"`
+	// Files lists every regular file, sorted by Path.
+	Files []FileEntry `json:"files"`
+	// Eval is the program's evaluation result, verbatim.
+	Eval json.RawMessage `json:"eval,omitempty"`
+	// Digest is "sha256:" and the hex SHA-256 of Files' JSON encoding: the
+	// checkpoint's hash.
+	Digest string `json:"digest"`
+}
+
+// Bytes returns the total size of the manifest's files.
+func (m *Manifest) Bytes() int64 {
+	var n int64
+	for _, f := range m.Files {
+		n += f.Size
+	}
+	return n
+}
+
+func digestOf(files []FileEntry) string {
+	b, _ := json.Marshal(files) // FileEntry always encodes
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Progress reports the advance of a long step.
+type Progress struct {
+	// Step is "executing", "hashing" or "verifying".
+	Step string
+	// Done and Total count bytes (Total 0 when unknown, e.g. executing).
+	Done, Total int64
+	// Elapsed is the time since the step began.
+	Elapsed time.Duration
+}
+
+type walked struct {
+	files []FileEntry // Path and Size filled
+	dirs  []string    // absolute, deepest last
+}
+
+// walk lists dir's files, refusing symlinks and special files. skipManifest
+// leaves the root manifest out; otherwise it is refused as reserved.
+func walk(fsys FS, dir string, skipManifest bool) (walked, error) {
+	var w walked
+	var rec func(rel string) error
+	rec = func(rel string) error {
+		abs := filepath.Join(dir, filepath.FromSlash(rel))
+		w.dirs = append(w.dirs, abs)
+		ents, err := fsys.ReadDir(abs)
+		if err != nil {
+			return fmt.Errorf("%w: read directory: %w", ErrSave, err)
+		}
+		for _, e := range ents {
+			r := path.Join(rel, e.Name())
+			if rel == "" {
+				r = e.Name()
+			}
+			if r == ManifestName {
+				if skipManifest {
+					continue
+				}
+				return fmt.Errorf("%w: %s is reserved for the publisher", ErrUnsafeFile, ManifestName)
+			}
+			fi, err := fsys.Lstat(filepath.Join(dir, filepath.FromSlash(r)))
+			if err != nil {
+				return fmt.Errorf("%w: %w", ErrSave, err)
+			}
+			switch mode := fi.Mode(); {
+			case mode.IsDir():
+				if err := rec(r); err != nil {
+					return err
+				}
+			case mode.IsRegular():
+				w.files = append(w.files, FileEntry{Path: r, Size: fi.Size()})
+			case mode&fs.ModeSymlink != 0:
+				target, _ := os.Readlink(filepath.Join(dir, filepath.FromSlash(r)))
+				where := "inside"
+				if !symlinkInside(dir, r, target) {
+					where = "outside"
+				}
+				return fmt.Errorf("%w: %s is a symlink to %q (points %s the checkpoint; symlinks are not published)", ErrUnsafeFile, r, target, where)
+			default:
+				return fmt.Errorf("%w: %s is a special file (%s)", ErrUnsafeFile, r, mode.Type())
+			}
+		}
+		return nil
+	}
+	if err := rec(""); err != nil {
+		return walked{}, err
+	}
+	sort.Slice(w.files, func(i, j int) bool { return w.files[i].Path < w.files[j].Path })
+	return w, nil
+}
+
+func symlinkInside(dir, rel, target string) bool {
+	if filepath.IsAbs(target) {
+		r, err := filepath.Rel(dir, target)
+		return err == nil && filepath.IsLocal(r)
+	}
+	return filepath.IsLocal(filepath.Join(filepath.Dir(filepath.FromSlash(rel)), target))
+}
+
+// hasher hashes files with one reusable buffer, reporting progress.
+type hasher struct {
+	fsys     FS
+	buf      []byte
+	step     string
+	done     int64
+	total    int64
+	start    time.Time
+	progress func(Progress)
+	last     time.Time
+}
+
+func newHasher(fsys FS, step string, total int64, progress func(Progress)) *hasher {
+	return &hasher{fsys: fsys, buf: make([]byte, 4<<20), step: step, total: total, start: time.Now(), progress: progress}
+}
+
+func (h *hasher) report(force bool) {
+	if h.progress == nil {
+		return
+	}
+	now := time.Now()
+	if !force && now.Sub(h.last) < 200*time.Millisecond {
+		return
+	}
+	h.last = now
+	h.progress(Progress{Step: h.step, Done: h.done, Total: h.total, Elapsed: now.Sub(h.start)})
+}
+
+// file hashes name; with sync it also fsyncs it. It returns size and hash.
+func (h *hasher) file(ctx context.Context, name string, sync bool) (int64, string, error) {
+	f, err := h.fsys.OpenFile(name, os.O_RDONLY, 0)
+	if err != nil {
+		return 0, "", err
+	}
+	defer f.Close()
+	sum := sha256.New()
+	var n int64
+	for {
+		if err := ctx.Err(); err != nil {
+			return 0, "", err
+		}
+		k, err := f.Read(h.buf)
+		if k > 0 {
+			sum.Write(h.buf[:k])
+			n += int64(k)
+			h.done += int64(k)
+			h.report(false)
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, "", err
+		}
+	}
+	if sync {
+		if err := f.Sync(); err != nil {
+			return 0, "", fmt.Errorf("fsync %s: %w", name, err)
+		}
+	}
+	return n, hex.EncodeToString(sum.Sum(nil)), nil
+}
+
+// StageOptions parameterise [Stage].
+type StageOptions struct {
+	Run, Name string
+	// Eval is the program's evaluation result, recorded in the manifest.
+	Eval json.RawMessage
+	// Clock stamps the manifest (default the system clock).
+	Clock Clock
+	// Progress, if set, is called while hashing.
+	Progress func(Progress)
+}
+
+// Stage hashes and fsyncs every file under dir, fsyncs every directory, and
+// writes and fsyncs the manifest. Errors wrap [ErrUnsafeFile] or [ErrSave],
+// or are ctx's error.
+func Stage(ctx context.Context, fsys FS, dir string, opt StageOptions) (*Manifest, error) {
+	w, err := walk(fsys, dir, false)
+	if err != nil {
+		return nil, err
+	}
+	var total int64
+	for _, f := range w.files {
+		total += f.Size
+	}
+	h := newHasher(fsys, "hashing", total, opt.Progress)
+	for i := range w.files {
+		f := &w.files[i]
+		n, sum, err := h.file(ctx, filepath.Join(dir, filepath.FromSlash(f.Path)), true)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("%w: %s: %w", ErrSave, f.Path, err)
+		}
+		if n != f.Size {
+			return nil, fmt.Errorf("%w: %s changed size while staging (%d, then %d bytes)", ErrSave, f.Path, f.Size, n)
+		}
+		f.SHA256 = sum
+	}
+	h.report(true)
+	clock := opt.Clock
+	if clock == nil {
+		clock = SystemClock{}
+	}
+	m := &Manifest{Format: ManifestFormat, Run: opt.Run, Name: opt.Name, Created: clock.Now().UTC(),
+		Files: w.files, Eval: opt.Eval, Digest: digestOf(w.files)}
+	if m.Files == nil {
+		m.Files = []FileEntry{}
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("%w: encode manifest: %w", ErrSave, err)
+	}
+	if err := writeFileSync(fsys, filepath.Join(dir, ManifestName), append(b, '\n')); err != nil {
+		return nil, fmt.Errorf("%w: manifest: %w", ErrSave, err)
+	}
+	for i := len(w.dirs) - 1; i >= 0; i-- {
+		if err := fsys.SyncDir(w.dirs[i]); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrSave, err)
+		}
+	}
+	return m, nil
+}
+
+// writeFileSync creates name (which must not exist), writes b and fsyncs it.
+func writeFileSync(fsys FS, name string, b []byte) error {
+	f, err := fsys.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("fsync %s: %w", name, err)
+	}
+	return f.Close()
+}
+
+// ReadManifest reads and decodes dir's manifest from disk.
+func ReadManifest(fsys FS, dir string) (*Manifest, error) {
+	f, err := fsys.OpenFile(filepath.Join(dir, ManifestName), os.O_RDONLY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrVerification, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 64<<20))
+	if err != nil {
+		return nil, fmt.Errorf("%w: read manifest: %w", ErrVerification, err)
+	}
+	var m Manifest
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("%w: manifest %s: %w", ErrVerification, filepath.Join(dir, ManifestName), err)
+	}
+	if m.Format != ManifestFormat {
+		return nil, fmt.Errorf("%w: manifest format %d, want %d", ErrVerification, m.Format, ManifestFormat)
+	}
+	return &m, nil
+}
+
+// Verify reloads dir from disk and checks it against its manifest: the
+// manifest's digest, the set of files, each file's size and SHA-256 (read
+// through a fresh descriptor), and the hashes the evaluation result claims.
+// Errors wrap [ErrVerification] or [ErrUnsafeFile], or are ctx's error.
+func Verify(ctx context.Context, fsys FS, dir string, progress func(Progress)) (*Manifest, error) {
+	m, err := ReadManifest(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	if d := digestOf(m.Files); d != m.Digest {
+		return nil, fmt.Errorf("%w: manifest digest %s does not match its file list (%s)", ErrVerification, m.Digest, d)
+	}
+	w, err := walk(fsys, dir, true)
+	if err != nil {
+		if errors.Is(err, ErrUnsafeFile) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: %w", ErrVerification, err)
+	}
+	want := make(map[string]FileEntry, len(m.Files))
+	for _, f := range m.Files {
+		want[f.Path] = f
+	}
+	for _, f := range w.files {
+		if _, ok := want[f.Path]; !ok {
+			return nil, fmt.Errorf("%w: %s is not in the manifest", ErrVerification, f.Path)
+		}
+	}
+	if len(w.files) != len(m.Files) {
+		have := make(map[string]bool, len(w.files))
+		for _, f := range w.files {
+			have[f.Path] = true
+		}
+		for _, f := range m.Files {
+			if !have[f.Path] {
+				return nil, fmt.Errorf("%w: %s is missing", ErrVerification, f.Path)
+			}
+		}
+	}
+	h := newHasher(fsys, "verifying", m.Bytes(), progress)
+	for _, f := range m.Files {
+		n, sum, err := h.file(ctx, filepath.Join(dir, filepath.FromSlash(f.Path)), false)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("%w: %s: %w", ErrVerification, f.Path, err)
+		}
+		if n != f.Size || sum != f.SHA256 {
+			return nil, fmt.Errorf("%w: %s reads back as %d bytes sha256 %s, manifest says %d bytes sha256 %s",
+				ErrVerification, f.Path, n, short(sum), f.Size, short(f.SHA256))
+		}
+	}
+	h.report(true)
+	if err := checkClaims(m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+// evalResult is the part of the evaluation result the publisher reads.
+type evalResult struct {
+	Passed *bool             `json:"passed"`
+	Files  map[string]string `json:"files"`
+}
+
+func parseEval(b []byte) (evalResult, error) {
+	var e evalResult
+	if err := json.Unmarshal(b, &e); err != nil {
+		return e, fmt.Errorf("%w: evaluation result is not a JSON object with \"passed\" (and optional \"files\"): %w", ErrEvaluation, err)
+	}
+	if e.Passed == nil {
+		return e, fmt.Errorf("%w: evaluation result has no boolean \"passed\"", ErrEvaluation)
+	}
+	if !*e.Passed {
+		return e, fmt.Errorf("%w: evaluation result says \"passed\": false", ErrEvaluation)
+	}
+	return e, nil
+}
+
+// checkClaims checks that the files the evaluation says it evaluated are
+// the files staged.
+func checkClaims(m *Manifest) error {
+	if len(m.Eval) == 0 {
+		return nil
+	}
+	e, err := parseEval(m.Eval)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrVerification, err)
+	}
+	byPath := make(map[string]string, len(m.Files))
+	for _, f := range m.Files {
+		byPath[f.Path] = f.SHA256
+	}
+	paths := make([]string, 0, len(e.Files))
+	for p := range e.Files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		got, ok := byPath[p]
+		if !ok {
+			return fmt.Errorf("%w: the evaluation names %s, which is not in the checkpoint", ErrVerification, p)
+		}
+		if got != e.Files[p] {
+			return fmt.Errorf("%w: %s has sha256 %s, but the evaluation evaluated sha256 %s", ErrVerification, p, short(got), short(e.Files[p]))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,89 @@
+package session
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/tracecheck/tracecheck/trace"
+)
+
+// Config configures a Session. The zero value is usable: every unset field
+// gets the default documented on it.
+type Config struct {
+	// Instance names the session in its trace events. Default "session".
+	Instance string
+	// Sink receives trace events. Nil (or trace.Discard) turns tracing off,
+	// at the cost of one nil check per transition.
+	Sink trace.Sink
+
+	// Detector decides, frame by frame, whether there is speech. Default
+	// &EnergyDetector{}.
+	Detector TurnDetector
+	// SilenceFrames is how many consecutive non-speech frames end a turn
+	// (VadStop). Default 15 (300 ms of 20 ms frames). Must be >= 1.
+	SilenceFrames int
+	// Generator produces a response's text. Default CannedGenerator{}.
+	Generator Generator
+	// Synthesizer turns text into streamed audio. Default
+	// &PacedSynthesizer{}.
+	Synthesizer Synthesizer
+	// Compactor compacts the conversation history. Default
+	// TruncatingCompactor{}.
+	Compactor Compactor
+	// AudioBuffer is the capacity of each response's audio channel.
+	// Default 16. Must be >= 0.
+	AudioBuffer int
+	// JoinTimeout bounds how long teardown waits for all children to
+	// stop. Default 2s. Must be > 0.
+	JoinTimeout time.Duration
+
+	// MutantFireAndForgetCompaction is for tests and mutation experiments
+	// ONLY: it reproduces the M4 gap. Teardown neither cancels nor joins
+	// compaction, which keeps running after the session is torn down.
+	MutantFireAndForgetCompaction bool
+	// TestOnlyRacyFinish is for tests ONLY: it seeds a check-then-act race.
+	// FinishResponse checks the active response from a snapshot outside the
+	// coordinator's goroutine and then finishes whatever response is active
+	// when its request arrives, which may be a newer one.
+	TestOnlyRacyFinish bool
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.Instance == "" {
+		c.Instance = "session"
+	}
+	if c.Sink == trace.Discard {
+		c.Sink = nil
+	}
+	if c.Detector == nil {
+		c.Detector = &EnergyDetector{}
+	}
+	switch {
+	case c.SilenceFrames == 0:
+		c.SilenceFrames = 15
+	case c.SilenceFrames < 0:
+		return c, fmt.Errorf("%w: SilenceFrames %d < 0", ErrConfig, c.SilenceFrames)
+	}
+	if c.Generator == nil {
+		c.Generator = CannedGenerator{}
+	}
+	if c.Synthesizer == nil {
+		c.Synthesizer = &PacedSynthesizer{}
+	}
+	if c.Compactor == nil {
+		c.Compactor = TruncatingCompactor{}
+	}
+	switch {
+	case c.AudioBuffer == 0:
+		c.AudioBuffer = 16
+	case c.AudioBuffer < 0:
+		return c, fmt.Errorf("%w: AudioBuffer %d < 0", ErrConfig, c.AudioBuffer)
+	}
+	switch {
+	case c.JoinTimeout == 0:
+		c.JoinTimeout = 2 * time.Second
+	case c.JoinTimeout < 0:
+		return c, fmt.Errorf("%w: JoinTimeout %v < 0", ErrConfig, c.JoinTimeout)
+	}
+	return c, nil
+}

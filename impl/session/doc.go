@@ -1,0 +1,68 @@
+// Package session implements the realtime voice session of seed 001 as real
+// concurrent Go: a connection coordinator (M1) that is the parent of three
+// children — voice activity detection (M2), the response coordinator (M3,
+// which owns one TTS pipeline per response, M5) and history compaction (M4).
+// None of the children may outlive the connection.
+//
+// # Shape
+//
+// Each coordinator is single-writer, in the style of etcd-raft: a pure step
+// function over a small value (vadCore, respCore, compCore) decides every
+// transition, and one goroutine owns that value and applies the step to the
+// requests it receives. Everyone else goes through the [Session] API:
+//
+//   - audio frames in: [Session.PushAudio];
+//   - start, cancel and finish a response: [Session.StartResponse],
+//     [Session.CancelResponse], [Session.FinishResponse];
+//   - streamed TTS audio out: [Response.Audio];
+//   - compaction of the conversation history: [Session.TriggerCompaction];
+//   - close, or the connection dropping: [Session.Close], or cancelling the
+//     context given to [New].
+//
+// The work inside sits behind small interfaces — [TurnDetector],
+// [Generator], [Synthesizer], [Compactor] — with simple working defaults
+// ([EnergyDetector], [CannedGenerator], [PacedSynthesizer],
+// [TruncatingCompactor]).
+//
+// # Teardown
+//
+// Teardown (Close, a dropped connection, or a panic in a child's work) stops
+// and joins the VAD goroutine, shuts down the response coordinator (closing
+// every TTS pipeline) and cancels and joins an in-flight compaction. Every
+// later start is refused with [ErrClosed]. A child that ignores cancellation
+// gets [Config.JoinTimeout]; teardown then reports it as abandoned
+// ([ErrAbandoned], [TeardownReport.Abandoned]) and leaves its real,
+// non-terminal state in the trace. A panic in a child's work is recovered and
+// turns into a teardown whose cause wraps [ErrChildPanic].
+//
+// # Trace
+//
+// With [Config.Sink] set, every committed transition is emitted as a
+// trace.Event in the vocabulary of spec/session.fizz: variables conn, vad,
+// resp and compaction, actions VadStart, VadStop, RespStart, RespFinish,
+// CompTrigger, CompFinish and Teardown (see docs/trace-format.md). This
+// package does not import the model: the names are its own constants
+// ([VarConn], [ActVadStart], ...). Each event carries the variable(s) of the
+// coordinator that committed it, read from that coordinator's state after
+// the step, never inferred from the action's name. The spec's atomic
+// Teardown is emitted as ONE step, by the connection coordinator, after
+// every child has been joined (or abandoned); its state holds the four
+// variables as each child reported them. Starts are refused from the moment
+// teardown begins, so placing the step at the end is a valid linearization.
+// Commits and emission share a per-session lock, so the order of a
+// session's events is the order of its commits. With no sink, tracing costs
+// one nil check per transition.
+//
+// Encoding of the spec's values (the same integers the spec uses):
+//
+//	conn       0 live, 1 torn
+//	vad        0 silent, 1 speech (a turn in progress), 2 terminated
+//	resp       0 idle, 1 active, 2 terminated
+//	compaction 0 idle, 1 running, 2 terminated
+//
+// # Mutation switches
+//
+// [Config.MutantFireAndForgetCompaction] and [Config.TestOnlyRacyFinish]
+// seed known bugs for tests and mutation experiments only: the M4 gap (a
+// compaction that outlives its session) and a check-then-act race.
+package session

@@ -1,0 +1,47 @@
+package session_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/tracecheck/tracecheck/impl/session"
+	"github.com/tracecheck/tracecheck/impl/session/sessiontest"
+	"github.com/tracecheck/tracecheck/trace"
+)
+
+// A session with the default workers (energy VAD, canned generator, TTS
+// stub, truncating compactor), traced to stdout.
+func Example() {
+	s, err := session.New(context.Background(), session.Config{
+		Instance:      "demo",
+		Sink:          trace.NewWriter(os.Stdout),
+		SilenceFrames: 2,
+		Synthesizer:   &session.PacedSynthesizer{Speed: -1}, // no pacing in an example
+	})
+	if err != nil {
+		panic(err)
+	}
+	for _, f := range [][]int16{sessiontest.Speech(), sessiontest.Speech(), sessiontest.Silence(), sessiontest.Silence()} {
+		if _, err := s.PushAudio(f); err != nil {
+			panic(err)
+		}
+	}
+	r, _ := s.StartResponse("hello")
+	chunks := 0
+	for range r.Audio() {
+		chunks++
+	}
+	<-r.Done()
+	fmt.Println("audio chunks:", chunks)
+	fmt.Println("close:", s.Close())
+	// Output:
+	// {"v":1,"instance":"demo","seq":0,"action":"Init","state":{"compaction":0,"conn":0,"resp":0,"vad":0}}
+	// {"v":1,"instance":"demo","seq":1,"action":"VadStart","state":{"vad":1},"detail":{"frame":1}}
+	// {"v":1,"instance":"demo","seq":2,"action":"VadStop","state":{"vad":0},"detail":{"frame":4}}
+	// {"v":1,"instance":"demo","seq":3,"action":"RespStart","state":{"resp":1},"detail":{"response":1}}
+	// {"v":1,"instance":"demo","seq":4,"action":"RespFinish","state":{"resp":0},"detail":{"cause":"complete","response":1}}
+	// audio chunks: 210
+	// {"v":1,"instance":"demo","seq":5,"action":"Teardown","state":{"compaction":2,"conn":1,"resp":2,"vad":2}}
+	// close: <nil>
+}

@@ -1,0 +1,302 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// ConnState is the state of the connection coordinator (M1), with the
+// spec's values.
+type ConnState int8
+
+// Connection states.
+const (
+	ConnLive ConnState = 0 // accepting work
+	ConnTorn ConnState = 1 // torn down (or tearing down): refusing work
+)
+
+func (s ConnState) String() string {
+	switch s {
+	case ConnLive:
+		return "live"
+	case ConnTorn:
+		return "torn"
+	}
+	return fmt.Sprintf("ConnState(%d)", int8(s))
+}
+
+// State is a snapshot of the four coordinators' published states. Each field
+// is read atomically from its owner, but the four reads are not one atomic
+// snapshot while the session is changing.
+type State struct {
+	Conn       ConnState
+	VAD        VADState
+	Resp       RespState
+	Compaction CompactionState
+}
+
+// TeardownReport says how a session was torn down.
+type TeardownReport struct {
+	// Cause is why: nil for Close, or an error wrapping ErrChildPanic or
+	// ErrConnectionDropped.
+	Cause error
+	// Abandoned names the children ("vad", "resp", "compaction") that did
+	// not stop by Config.JoinTimeout; they may still be running. (The M4
+	// mutant skips compaction's teardown without knowing it: it is not
+	// listed, which is the bug.)
+	Abandoned []string
+	// Final is the state recorded in the Teardown step.
+	Final State
+	// Took is how long teardown took.
+	Took time.Duration
+}
+
+// Err is nil after a clean Close; otherwise it joins Cause with an error
+// wrapping ErrAbandoned that names the abandoned children.
+func (r TeardownReport) Err() error {
+	var ab error
+	if len(r.Abandoned) > 0 {
+		ab = fmt.Errorf("%w: %s", ErrAbandoned, strings.Join(r.Abandoned, ", "))
+	}
+	return errors.Join(r.Cause, ab)
+}
+
+// Session is one realtime voice session: the connection coordinator (M1)
+// and its children. Its methods are safe for concurrent use.
+type Session struct {
+	cfg   Config
+	tr    *tracer
+	vad   *vadCoord
+	resp  *respCoord
+	comp  *compCoord
+	conn  atomic.Int32 // ConnState, written only by the connection goroutine
+	close chan struct{}
+	failc chan error
+	kill  chan struct{} // closed after Teardown: children still around exit
+	done  chan struct{}
+	rep   TeardownReport
+}
+
+// New starts a session. Cancelling ctx is the connection dropping: the
+// session tears itself down. New fails only on an invalid Config.
+func New(ctx context.Context, cfg Config) (*Session, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	s := &Session{cfg: cfg, tr: newTracer(cfg.Sink, cfg.Instance),
+		close: make(chan struct{}), failc: make(chan error, 1),
+		kill: make(chan struct{}), done: make(chan struct{})}
+	s.vad, s.resp, s.comp = newVAD(s), newResp(s), newComp(s)
+	if tr := s.tr; tr != nil {
+		tr.mu.Lock()
+		tr.emitLocked("Init", s.snapshotMap(), nil)
+		tr.mu.Unlock()
+	}
+	go s.vad.run()
+	go s.resp.run()
+	go s.comp.run()
+	go s.run(ctx)
+	return s, nil
+}
+
+func (s *Session) snapshot() State {
+	return State{Conn: ConnState(s.conn.Load()), VAD: VADState(s.vad.pub.Load()),
+		Resp: RespState(s.resp.pub.Load()), Compaction: CompactionState(s.comp.pub.Load())}
+}
+
+func (s *Session) snapshotMap() map[string]any {
+	st := s.snapshot()
+	return map[string]any{VarConn: int(st.Conn), VarVad: int(st.VAD), VarResp: int(st.Resp), VarCompaction: int(st.Compaction)}
+}
+
+// fail asks the connection to tear down because of err; the first cause
+// wins. It never blocks.
+func (s *Session) fail(err error) {
+	select {
+	case s.failc <- err:
+	default:
+	}
+}
+
+// run is the connection coordinator's goroutine.
+func (s *Session) run(ctx context.Context) {
+	var cause error
+	select {
+	case <-s.close:
+	case err := <-s.failc:
+		cause = err
+	case <-ctx.Done():
+		cause = fmt.Errorf("%w: %w", ErrConnectionDropped, context.Cause(ctx))
+	}
+	s.teardown(cause)
+}
+
+// teardown stops and joins VAD, shuts down the response coordinator and
+// cancels and joins compaction, all by one deadline, then emits the spec's
+// Teardown as one step with the state each child ended in.
+func (s *Session) teardown(cause error) {
+	start := time.Now()
+	s.conn.Store(int32(ConnTorn))
+	deadline := start.Add(s.cfg.JoinTimeout)
+	type child struct {
+		name  string
+		stop  chan stopReq
+		reply chan stopResult
+		res   stopResult
+		ok    bool
+	}
+	kids := []*child{{name: "vad", stop: s.vad.stop}, {name: "resp", stop: s.resp.stop}}
+	if !s.cfg.MutantFireAndForgetCompaction {
+		kids = append(kids, &child{name: "compaction", stop: s.comp.stop})
+	}
+	// The children answer by the deadline; a child whose own goroutine is
+	// stuck does not answer at all, so the wait has a little slack more.
+	timer := time.NewTimer(time.Until(deadline) + slack(s.cfg.JoinTimeout))
+	defer timer.Stop()
+	for _, k := range kids {
+		k.reply = make(chan stopResult, 1)
+		select {
+		case k.stop <- stopReq{deadline: deadline, reply: k.reply}:
+		case <-timer.C:
+			k.reply = nil
+		}
+	}
+	for _, k := range kids {
+		if k.reply == nil {
+			continue
+		}
+		select {
+		case k.res = <-k.reply:
+			k.ok = !k.res.abandoned
+		case <-timer.C:
+		}
+	}
+	var abandoned []string
+	for _, k := range kids {
+		if !k.ok {
+			abandoned = append(abandoned, k.name)
+		}
+	}
+	var final State
+	if tr := s.tr; tr != nil {
+		tr.mu.Lock()
+		final = s.snapshot()
+		d := map[string]any{}
+		if cause != nil {
+			d["cause"] = cause.Error()
+		}
+		if len(abandoned) > 0 {
+			d["abandoned"] = abandoned
+		}
+		tr.emitLocked(ActTeardown, map[string]any{VarConn: int(final.Conn), VarVad: int(final.VAD),
+			VarResp: int(final.Resp), VarCompaction: int(final.Compaction)}, d)
+		tr.mu.Unlock()
+	} else {
+		final = s.snapshot()
+	}
+	close(s.kill)
+	s.rep = TeardownReport{Cause: cause, Abandoned: abandoned, Final: final, Took: time.Since(start)}
+	close(s.done)
+}
+
+func slack(join time.Duration) time.Duration {
+	return min(join/4, 100*time.Millisecond) + time.Millisecond
+}
+
+// Close tears the session down and waits for the teardown to finish. It
+// returns the teardown's error (see TeardownReport.Err): nil after a clean
+// close. Every later call returns the same.
+func (s *Session) Close() error {
+	select {
+	case s.close <- struct{}{}:
+	case <-s.done:
+	}
+	<-s.done
+	return s.rep.Err()
+}
+
+// Done is closed when the session has been torn down.
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+// Report says how the session was torn down; it is valid once Done is
+// closed, and the zero report before.
+func (s *Session) Report() TeardownReport {
+	select {
+	case <-s.done:
+		return s.rep
+	default:
+		return TeardownReport{}
+	}
+}
+
+// State returns the coordinators' published states.
+func (s *Session) State() State { return s.snapshot() }
+
+// TraceErrors counts events the Sink failed to take.
+func (s *Session) TraceErrors() int64 {
+	if s.tr == nil {
+		return 0
+	}
+	return s.tr.errs.Load()
+}
+
+// PushAudio hands one frame of PCM16 mono audio to the VAD and returns what
+// it did to the turn. It returns ErrClosed once the session is torn down,
+// and an error wrapping ErrChildPanic if the detector panicked (which also
+// tears the session down).
+func (s *Session) PushAudio(frame []int16) (TurnEvent, error) { return s.vad.push(frame) }
+
+// StartResponse starts a response to prompt; a response already active is
+// preempted (its Err becomes ErrPreempted). The response's TTS audio
+// streams on its Audio channel.
+func (s *Session) StartResponse(prompt string) (*Response, error) {
+	r := s.resp.call(respReq{op: opStart, prompt: prompt})
+	return r.resp, r.err
+}
+
+// CancelResponse aborts the active response id: its pipeline is closed and
+// its Err is ErrCanceled. It returns ErrNoResponse if id is not active.
+func (s *Session) CancelResponse(id uint64) error {
+	return s.resp.call(respReq{op: opCancel, id: id}).err
+}
+
+// FinishResponse ends the active response id normally (its Err is nil),
+// closing its pipeline. It returns ErrNoResponse if id is not active.
+func (s *Session) FinishResponse(id uint64) error {
+	if s.cfg.TestOnlyRacyFinish {
+		return s.resp.finishRacy(id)
+	}
+	return s.resp.call(respReq{op: opFinish, id: id}).err
+}
+
+// TriggerCompaction starts compacting the history. It returns ErrBusy if a
+// compaction is running and ErrClosed after teardown.
+func (s *Session) TriggerCompaction() (*CompactionJob, error) {
+	if ConnState(s.conn.Load()) == ConnTorn {
+		return nil, ErrClosed
+	}
+	r := s.comp.call(compReq{op: 0})
+	return r.job, r.err
+}
+
+// AppendHistory adds one item to the conversation history.
+func (s *Session) AppendHistory(item string) error {
+	if ConnState(s.conn.Load()) == ConnTorn {
+		return ErrClosed
+	}
+	return s.comp.call(compReq{op: 1, item: item}).err
+}
+
+// History returns a copy of the conversation history.
+func (s *Session) History() ([]string, error) {
+	r := s.comp.call(compReq{op: 2})
+	return r.history, r.err
+}

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/tracecheck/tracecheck/trace"
+)
+
+func init() {
+	register("export", command{"convert traces between NDJSON and ITF (Apalache/Quint Informal Trace Format)", runExport})
+}
+
+const exportSynopsis = `--itf [--instance ID] [--out DIR] FILE|-  |  --ndjson FILE|-
+
+Converts an NDJSON trace (docs/trace-format.md; "-" reads standard input) to
+the Informal Trace Format of Apalache and Quint (ADR-015), as docs/itf.md
+describes: one ITF document per instance, states in event order, each
+step's action in "mbt::actionTaken", seq, part, stutter, time and detail in
+the state's "#meta". tracecheck check reads the documents back.
+
+Without --out the documents are written to standard output one after
+another, in order of each instance's first event; with --out DIR each goes
+to DIR/<instance>.itf.json (the instance name with characters other than
+letters, digits, '.', '_' and '-' replaced by '_'), and the paths are
+printed. --instance ID exports only that instance.
+
+A trace whose last line was cut off mid-write is exported without it; the
+cut-off instance's document records "truncated" in its "#meta", and
+tracecheck check reports that instance incomplete, as it would the NDJSON.
+
+--ndjson converts the other way: an ITF document (or an NDJSON trace, which
+is copied) to NDJSON on standard output, one line a state; the instance is
+the document's "#meta" "instance", else the file's base name without
+extensions ("stdin" for standard input).
+
+Exit codes: 0 exported; 3 input error (unreadable or malformed trace, no
+such instance, unwritable output); 2 usage.`
+
+func runExport(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("export", exportSynopsis, stderr)
+	itf := fs.Bool("itf", false, "write ITF, one document per instance")
+	ndjson := fs.Bool("ndjson", false, "write NDJSON (read from ITF)")
+	only := fs.String("instance", "", "export only the instance `ID`")
+	outDir := fs.String("out", "", "write one file per instance into `DIR` instead of standard output")
+	files, code := parseArgs(fs, args)
+	if code >= 0 {
+		return code
+	}
+	switch {
+	case *itf == *ndjson:
+		fmt.Fprintln(stderr, "tracecheck export: choose one output format: --itf or --ndjson")
+		fs.Usage()
+		return exitUsage
+	case *ndjson && (*only != "" || *outDir != ""):
+		fmt.Fprintln(stderr, "tracecheck export: --instance and --out go with --itf only")
+		return exitUsage
+	case len(files) != 1:
+		fmt.Fprintf(stderr, "tracecheck export: want one trace (a file, or - for standard input), got %d\n", len(files))
+		fs.Usage()
+		return exitUsage
+	}
+	if *outDir != "" {
+		if st, err := os.Stat(*outDir); err != nil || !st.IsDir() {
+			fmt.Fprintf(stderr, "tracecheck export: --out %s is not a directory\n", *outDir)
+			return exitUsage
+		}
+	}
+
+	var r io.Reader = stdin
+	name := "stdin"
+	if files[0] != "-" {
+		f, err := os.Open(files[0])
+		if err != nil {
+			fmt.Fprintf(stderr, "tracecheck export: %v\n", err)
+			return exitInput
+		}
+		defer f.Close()
+		r, name = f, files[0]
+	}
+	if *ndjson {
+		return exportNDJSON(r, name, stdout, stderr)
+	}
+	events, truncated, err := readEvents(r, name)
+	if err != nil {
+		fmt.Fprintf(stderr, "tracecheck export: %v\n", err)
+		return exitInput
+	}
+	names, byInstance := trace.SplitInstances(events)
+	if *only != "" {
+		if _, ok := byInstance[*only]; !ok {
+			fmt.Fprintf(stderr, "tracecheck export: %s has no instance %q (it has %s)\n", name, *only, strings.Join(names, ", "))
+			return exitInput
+		}
+		names = []string{*only}
+	}
+	if truncated != nil {
+		fmt.Fprintf(stderr, "tracecheck export: %s: the last line is cut off; exported without it\n", truncated.pos)
+	}
+	for _, inst := range names {
+		doc, err := trace.EventsToITF(byInstance[inst])
+		if err != nil {
+			fmt.Fprintf(stderr, "tracecheck export: %s: instance %s: %v\n", name, inst, err)
+			return exitInput
+		}
+		if truncated != nil && (truncated.instance == inst || truncated.instance == "") {
+			doc.Meta[trace.ITFMetaTruncated] = truncated.pos.String()
+		}
+		if *outDir == "" {
+			if err := doc.Write(stdout); err != nil {
+				fmt.Fprintf(stderr, "tracecheck export: %v\n", err)
+				return exitInput
+			}
+			continue
+		}
+		path := filepath.Join(*outDir, fileSafe(inst)+".itf.json")
+		if err := writeFile(path, doc); err != nil {
+			fmt.Fprintf(stderr, "tracecheck export: %v\n", err)
+			return exitInput
+		}
+		fmt.Fprintln(stdout, path)
+	}
+	return exitOK
+}
+
+// cutOff is where a trace's partial last line was, and its instance if the
+// line got that far.
+type cutOff struct {
+	pos      trace.Pos
+	instance string
+}
+
+// readEvents decodes a whole NDJSON trace. A partial last line is not an
+// error: it is returned as a cutOff.
+func readEvents(r io.Reader, name string) ([]trace.Event, *cutOff, error) {
+	dec := trace.NewDecoder(r, name)
+	var events []trace.Event
+	for {
+		raw, err := dec.Next()
+		if err == io.EOF {
+			return events, nil, nil
+		}
+		if errors.Is(err, trace.ErrTruncated) {
+			inst, _ := trace.PeekInstance(raw.Line)
+			return events, &cutOff{raw.Pos, inst}, nil
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		e, err := raw.Event()
+		if err != nil {
+			return nil, nil, err
+		}
+		events = append(events, e)
+	}
+}
+
+func writeFile(path string, doc *trace.ITF) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := doc.Write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// fileSafe maps an instance name to a file name.
+func fileSafe(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+		if !ok {
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 || b[0] == '.' {
+		return "_" + string(b)
+	}
+	return string(b)
+}
+
+// exportNDJSON writes the trace in r (ITF or NDJSON) as NDJSON.
+func exportNDJSON(r io.Reader, name string, stdout, stderr io.Writer) int {
+	instance := filepath.Base(name)
+	if i := strings.IndexByte(instance, '.'); i > 0 {
+		instance = instance[:i]
+	}
+	out, _, err := trace.AsNDJSON(r, instance)
+	if err != nil {
+		fmt.Fprintf(stderr, "tracecheck export: %s: %v\n", name, err)
+		return exitInput
+	}
+	if _, err := io.Copy(stdout, out); err != nil {
+		fmt.Fprintf(stderr, "tracecheck export: %v\n", err)
+		return exitInput
+	}
+	return exitOK
+}

@@ -1,0 +1,19 @@
+// Package sessioncheck joins the realtime session implementation
+// (impl/session) to its model (model/session, the transcription of
+// spec/session.fizz). It is the only place that knows both.
+//
+//   - [Check] validates a session trace — many concurrent sessions in one
+//     NDJSON stream — with harness/check against the spec, or against the
+//     M4 mutant of the spec.
+//   - [Clock] and [Recorder] stamp operations and trace events from one
+//     atomic counter, so that a test can tell whether each trace event falls
+//     inside its caller's call/return window ([Recorder.Windows]).
+//   - [Model] is the sequential model of the coordinators' externally
+//     visible operations for porcupine, partitioned per session and per
+//     coordinator ([Op], [Result]).
+//
+// The tests drive real coordinators: porcupine linearizability with many
+// goroutines, rapid model-based testing from model/session's actions,
+// teardown injected at every point of each child's lifecycle, and the M4
+// mutation switch in both directions.
+package sessioncheck

@@ -1,0 +1,239 @@
+package sessioncheck
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/tracecheck/tracecheck/impl/session"
+)
+
+// OpKind is an externally visible operation of a session's coordinators.
+type OpKind int8
+
+// Operations, by coordinator: PushAudio (VAD, M2); StartResponse,
+// CancelResponse, FinishResponse (response coordinator, M3); Trigger
+// (compaction, M4); Close (the connection, M1, which every coordinator
+// sees).
+const (
+	OpPush OpKind = iota
+	OpStart
+	OpCancel
+	OpFinish
+	OpTrigger
+	OpClose
+)
+
+var opNames = [...]string{"Push", "Start", "Cancel", "Finish", "Trigger", "Close"}
+
+func (k OpKind) String() string {
+	if int(k) < len(opNames) {
+		return opNames[k]
+	}
+	return fmt.Sprintf("OpKind(%d)", int8(k))
+}
+
+// coordinator returns which coordinator's partition an operation belongs to
+// (Close belongs to all three).
+func (k OpKind) coordinator() int {
+	switch k {
+	case OpPush:
+		return 0
+	case OpStart, OpCancel, OpFinish:
+		return 1
+	case OpTrigger:
+		return 2
+	}
+	return -1
+}
+
+// Op is one call: on which session, which operation, and its argument (a
+// speech or silent frame for Push; the response for Cancel and Finish).
+type Op struct {
+	Session int
+	Kind    OpKind
+	Speech  bool
+	ID      uint64
+}
+
+// ErrKind classifies a call's error.
+type ErrKind int8
+
+// Error kinds.
+const (
+	ErrNone ErrKind = iota
+	ErrClosed
+	ErrBusy
+	ErrNoResponse
+	ErrOther
+)
+
+var errNames = [...]string{"ok", "closed", "busy", "no-response", "other"}
+
+func (e ErrKind) String() string { return errNames[e] }
+
+// Classify maps an error returned by impl/session to its ErrKind.
+func Classify(err error) ErrKind {
+	switch {
+	case err == nil:
+		return ErrNone
+	case errors.Is(err, session.ErrClosed):
+		return ErrClosed
+	case errors.Is(err, session.ErrBusy):
+		return ErrBusy
+	case errors.Is(err, session.ErrNoResponse):
+		return ErrNoResponse
+	}
+	return ErrOther
+}
+
+// Result is what a call returned: its error kind, and for Push the turn
+// event and frame number, for Start the response, for Trigger the job.
+type Result struct {
+	Err   ErrKind
+	Turn  session.TurnKind
+	Frame uint64
+	ID    uint64
+}
+
+// linState is the sequential model's state. Each partition uses only its
+// coordinator's fields.
+type linState struct {
+	closed  bool
+	vad     session.VADState // silent or speech (never terminated: closed says so)
+	frames  uint64
+	active  uint64 // the active response, 0 if none
+	next    uint64 // last response handed out
+	jobs    uint64 // last compaction job handed out
+	running bool   // a compaction may be running
+}
+
+// step is the sequential specification of the coordinators' operations,
+// for a session with SilenceFrames 1, a generator that never completes on
+// its own, and a compactor that may finish at any time.
+func step(s linState, op Op, r Result) (bool, linState) {
+	if op.Kind == OpClose {
+		s.closed = true
+		return r.Err == ErrNone, s
+	}
+	if r.Err == ErrClosed {
+		return s.closed, s
+	}
+	if s.closed {
+		return false, s
+	}
+	switch op.Kind {
+	case OpPush:
+		if r.Err != ErrNone || r.Frame != s.frames+1 {
+			return false, s
+		}
+		s.frames++
+		want := session.TurnNone
+		switch {
+		case op.Speech && s.vad == session.VADSilent:
+			s.vad, want = session.VADSpeech, session.TurnStarted
+		case !op.Speech && s.vad == session.VADSpeech:
+			s.vad, want = session.VADSilent, session.TurnStopped
+		}
+		return r.Turn == want, s
+	case OpStart:
+		if r.Err != ErrNone || r.ID != s.next+1 {
+			return false, s
+		}
+		s.next, s.active = r.ID, r.ID
+		return true, s
+	case OpCancel, OpFinish:
+		switch r.Err {
+		case ErrNone:
+			if s.active == 0 || s.active != op.ID {
+				return false, s
+			}
+			s.active = 0
+			return true, s
+		case ErrNoResponse:
+			return s.active == 0 || s.active != op.ID, s
+		}
+		return false, s
+	case OpTrigger:
+		switch r.Err {
+		case ErrNone: // a running compaction may have finished meanwhile
+			if r.ID != s.jobs+1 {
+				return false, s
+			}
+			s.jobs, s.running = r.ID, true
+			return true, s
+		case ErrBusy:
+			return s.running, s
+		}
+		return false, s
+	}
+	return false, s
+}
+
+// Model is the porcupine model of a session's coordinators. Histories are
+// partitioned per session and per coordinator; a Close is part of each of
+// its session's three partitions.
+func Model() porcupine.Model {
+	return porcupine.Model{
+		Init: func() any { return linState{} },
+		Step: func(state, input, output any) (bool, any) {
+			return step(state.(linState), input.(Op), output.(Result))
+		},
+		Equal: func(a, b any) bool { return a.(linState) == b.(linState) },
+		Partition: partition,
+		DescribeOperation: func(input, output any) string {
+			op, r := input.(Op), output.(Result)
+			arg := ""
+			switch op.Kind {
+			case OpPush:
+				arg = "silence"
+				if op.Speech {
+					arg = "speech"
+				}
+			case OpCancel, OpFinish:
+				arg = fmt.Sprint(op.ID)
+			}
+			res := r.Err.String()
+			switch {
+			case r.Err != ErrNone:
+			case op.Kind == OpPush:
+				res = fmt.Sprintf("%v frame %d", r.Turn, r.Frame)
+			case op.Kind == OpStart || op.Kind == OpTrigger:
+				res = fmt.Sprint(r.ID)
+			}
+			return fmt.Sprintf("s%d %v(%s) -> %s", op.Session, op.Kind, arg, res)
+		},
+		DescribeState: func(state any) string {
+			s := state.(linState)
+			return fmt.Sprintf("closed=%v vad=%v frames=%d active=%d next=%d jobs=%d", s.closed, s.vad, s.frames, s.active, s.next, s.jobs)
+		},
+	}
+}
+
+func partition(h []porcupine.Operation) [][]porcupine.Operation {
+	type key struct{ session, coord int }
+	groups := map[key][]porcupine.Operation{}
+	var order []key
+	add := func(k key, o porcupine.Operation) {
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], o)
+	}
+	for _, o := range h {
+		op := o.Input.(Op)
+		if c := op.Kind.coordinator(); c >= 0 {
+			add(key{op.Session, c}, o)
+			continue
+		}
+		for c := 0; c < 3; c++ {
+			add(key{op.Session, c}, o)
+		}
+	}
+	out := make([][]porcupine.Operation, 0, len(order))
+	for _, k := range order {
+		out = append(out, groups[k])
+	}
+	return out
+}

@@ -180,7 +180,7 @@ func Model() porcupine.Model {
 		Step: func(state, input, output any) (bool, any) {
 			return step(state.(linState), input.(Op), output.(Result))
 		},
-		Equal: func(a, b any) bool { return a.(linState) == b.(linState) },
+		Equal:     func(a, b any) bool { return a.(linState) == b.(linState) },
 		Partition: partition,
 		DescribeOperation: func(input, output any) string {
 			op, r := input.(Op), output.(Result)

@@ -38,3 +38,8 @@ formal:
 
 clean:
 	rm -rf bin
+
+# Fuzz the TLA+ value parser of the conformance gate (FUZZTIME=5m for longer).
+FUZZTIME ?= 30s
+fuzz-conform:
+	$(GO) test -run '^$$' -fuzz '^FuzzParseValue$$' -fuzztime $(FUZZTIME) ./harness/conform/

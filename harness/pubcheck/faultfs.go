@@ -30,11 +30,12 @@ const (
 )
 
 // Rule fails the Nth call (1-based; 0 means every call) of Op on a path
-// containing Path with Err.
+// containing Path (equal to Path, with Exact) with Err.
 type Rule struct {
-	Op   Op
-	Path string
-	Nth  int
+	Op    Op
+	Path  string
+	Exact bool
+	Nth   int
 	Err  error
 	// Then, if set, runs when the rule fires (e.g. to cancel a context).
 	Then func()
@@ -67,7 +68,7 @@ func (f *FS) check(op Op, path string) error {
 	var then func()
 	var err error
 	for i, r := range f.rules {
-		if r.Op != op || !strings.Contains(path, r.Path) {
+		if r.Op != op || (r.Exact && path != r.Path) || !strings.Contains(path, r.Path) {
 			continue
 		}
 		f.seen[i]++

@@ -184,7 +184,7 @@ func (d *Decoder) Next() (*Raw, error) {
 		line, err := d.br.ReadSlice('\n')
 		d.line++
 		switch {
-		case err == bufio.ErrBufferFull || (err == nil && len(bytes.TrimRight(line, "\r\n")) > d.max):
+		case err == bufio.ErrBufferFull || (err == nil && len(line) > d.max+1 && len(bytes.TrimRight(line, "\r\n")) > d.max):
 			return nil, d.fail(fmt.Errorf("%w: more than %d bytes", ErrLineTooLong, d.max))
 		case err == io.EOF && len(line) == 0:
 			if d.events == 0 {

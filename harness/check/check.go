@@ -155,7 +155,7 @@ type Checker[S comparable] struct {
 
 	cons    constraint
 	next    []S
-	matched []transKey[S]
+	matched []*transInfo
 
 	events    int
 	ambiguous int
@@ -176,6 +176,8 @@ type succKey[S comparable] struct {
 type succEntry[S comparable] struct {
 	guard string
 	next  []S
+	vals  [][]model.Value // valuation of each successor
+	info  []*transInfo    // the transition to each successor
 }
 
 type transKey[S comparable] struct {
@@ -297,6 +299,10 @@ func (c *Checker[S]) successors(s S, act int) *succEntry[S] {
 	if e.guard == "" {
 		a.Next(s, func(t S) { e.next = append(e.next, t) })
 	}
+	for _, t := range e.next {
+		e.vals = append(e.vals, c.valuation(t))
+		e.info = append(e.info, c.transition(transKey[S]{s, act, t}))
+	}
 	if len(c.succ) >= maxCache {
 		clear(c.succ)
 	}
@@ -350,9 +356,13 @@ func (c *Checker[S]) mayStop(s S) bool {
 }
 
 func (c *Checker[S]) matches(t S, cons *constraint) bool {
-	vals := c.valuation(t)
-	for _, i := range cons.idx {
-		if !vals[i].Equal(cons.vals[i]) {
+	return cons.matches(c.valuation(t))
+}
+
+// matches reports whether a full valuation agrees with the constraint.
+func (c *constraint) matches(vals []model.Value) bool {
+	for _, i := range c.idx {
+		if !vals[i].Equal(c.vals[i]) {
 			return false
 		}
 	}
@@ -363,7 +373,7 @@ func (c *Checker[S]) matches(t S, cons *constraint) bool {
 func (c *Checker[S]) readState(r *trace.Raw) error {
 	c.cons.reset()
 	for _, m := range r.State {
-		i, ok := c.varIdx[string(m.Name)]
+		i, ok := c.varIndex(m.Name)
 		if !ok {
 			return c.inputErr(r.Pos, "%w %q in state (the %s spec has %s)", ErrUnknownVariable, m.Name, c.sp.Name, strings.Join(c.sp.Vars, ", "))
 		}
@@ -380,6 +390,34 @@ func (c *Checker[S]) readState(r *trace.Raw) error {
 		c.cons.put(i, v)
 	}
 	return nil
+}
+
+// varIndex finds a variable by name: a linear scan beats hashing for the
+// few variables specs have.
+func (c *Checker[S]) varIndex(name []byte) (int, bool) {
+	if len(c.sp.Vars) <= 16 {
+		for i, v := range c.sp.Vars {
+			if v == string(name) {
+				return i, true
+			}
+		}
+		return 0, false
+	}
+	i, ok := c.varIdx[string(name)]
+	return i, ok
+}
+
+func (c *Checker[S]) actionIndex(name []byte) (int, bool) {
+	if len(c.sp.Actions) <= 16 {
+		for i := range c.sp.Actions {
+			if c.sp.Actions[i].Name == string(name) {
+				return i, true
+			}
+		}
+		return 0, false
+	}
+	i, ok := c.actIdx[string(name)]
+	return i, ok
 }
 
 func clip(s string) string {
@@ -403,7 +441,7 @@ func (c *Checker[S]) Feed(r *trace.Raw) error {
 	act := -1
 	isInit := string(r.Action) == trace.InitAction
 	if !r.Stutter && !isInit {
-		a, ok := c.actIdx[string(r.Action)]
+		a, ok := c.actionIndex(r.Action)
 		if !ok {
 			return c.inputErr(r.Pos, "%w %q (the %s spec has %s)", ErrUnknownAction, r.Action, c.sp.Name, c.actionList())
 		}
@@ -517,15 +555,15 @@ func (c *Checker[S]) advance(in *instance[S], act int, cons *constraint) (failed
 		if e.guard != "" {
 			continue
 		}
-		for _, t := range e.next {
-			if !c.matches(t, cons) {
+		for j, t := range e.next {
+			if !cons.matches(e.vals[j]) {
 				continue
 			}
-			k := transKey[S]{s, act, t}
-			if c.transition(k).bad != "" {
+			ti := e.info[j]
+			if ti.bad != "" {
 				continue
 			}
-			matched = append(matched, k)
+			matched = append(matched, ti)
 			dup := false
 			for _, u := range next {
 				if u == t {
@@ -544,7 +582,7 @@ func (c *Checker[S]) advance(in *instance[S], act int, cons *constraint) (failed
 		return true
 	}
 	if len(matched) == 1 {
-		c.trans[matched[0]].count++
+		matched[0].count++
 	} else {
 		c.ambiguous++
 	}

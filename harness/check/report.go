@@ -148,8 +148,12 @@ func (r *Report) WriteJSON(w io.Writer) error {
 // each violation the full divergence report.
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s (model %s, %d events, %d instances: %d valid, %d incomplete, %d violation)\n",
-		r.File, strings.ToUpper(r.Verdict().String()), r.Model, r.Events, len(r.Instances),
+	plural := "s"
+	if len(r.Instances) == 1 {
+		plural = ""
+	}
+	fmt.Fprintf(&b, "%s: %s (model %s, %d events, %d instance%s: %d valid, %d incomplete, %d violation)\n",
+		r.File, strings.ToUpper(r.Verdict().String()), r.Model, r.Events, len(r.Instances), plural,
 		r.Count(Valid), r.Count(Incomplete), r.Count(Violation))
 	if t := r.Truncated; t != nil {
 		who := "every instance"

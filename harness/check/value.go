@@ -168,6 +168,9 @@ type cachedValue struct {
 const maxCache = 1 << 16
 
 func (c *valueCache) get(raw []byte) (model.Value, error) {
+	if v, ok := quickValue(raw); ok {
+		return v, nil
+	}
 	if e, ok := c.m[string(raw)]; ok { // no allocation: the compiler avoids the conversion
 		return e.v, e.err
 	}
@@ -177,4 +180,37 @@ func (c *valueCache) get(raw []byte) (model.Value, error) {
 	}
 	c.m[string(raw)] = cachedValue{v, err}
 	return v, err
+}
+
+// quickValue converts the commonest values, small integers and booleans,
+// without a map lookup.
+func quickValue(raw []byte) (model.Value, bool) {
+	switch string(raw) {
+	case "true":
+		return model.Bool(true), true
+	case "false":
+		return model.Bool(false), true
+	}
+	if len(raw) == 0 || len(raw) > 18 {
+		return model.Value{}, false
+	}
+	neg := raw[0] == '-'
+	d := raw
+	if neg {
+		d = raw[1:]
+	}
+	if len(d) == 0 || (d[0] == '0' && len(d) > 1) {
+		return model.Value{}, false
+	}
+	var n int64
+	for _, c := range d {
+		if c < '0' || c > '9' {
+			return model.Value{}, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return model.Int(n), true
 }

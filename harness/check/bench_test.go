@@ -1,0 +1,202 @@
+package check_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tracecheck/tracecheck/harness/check"
+	"github.com/tracecheck/tracecheck/model/session"
+	"github.com/tracecheck/tracecheck/trace"
+)
+
+// genSessions writes a valid trace of n events from the given number of
+// interleaved sessions: deterministic random walks of the session spec,
+// each ended by Teardown, every event with the full state.
+func genSessions(seed uint64, sessions, n int) []byte {
+	sp := session.Spec(session.Options{})
+	rng := rand.New(rand.NewPCG(seed, 1))
+	var buf bytes.Buffer
+	w := trace.NewWriter(&buf)
+	type live struct {
+		name  string
+		seq   uint64
+		s     session.State
+		left  int
+		ended bool
+	}
+	per := n / sessions
+	ss := make([]*live, sessions)
+	for i := range ss {
+		ss[i] = &live{name: fmt.Sprintf("session-%04d", i), left: per}
+	}
+	ss[len(ss)-1].left += n - per*sessions
+	state := func(s session.State) map[string]any {
+		return map[string]any{"conn": s.Conn, "vad": s.Vad, "resp": s.Resp, "compaction": s.Compaction}
+	}
+	active := append([]*live(nil), ss...)
+	for len(active) > 0 {
+		k := rng.IntN(len(active))
+		l := active[k]
+		e := trace.Event{Instance: l.name, Seq: l.seq}
+		switch {
+		case l.seq == 0:
+			e.Action, e.State = trace.InitAction, state(l.s)
+		case l.left == 1:
+			a, _ := sp.Action(session.Teardown)
+			a.Next(l.s, func(t session.State) { l.s = t })
+			e.Action, e.State = session.Teardown, state(l.s)
+		default:
+			var en []string
+			for _, a := range sp.Enabled(l.s) {
+				if a != session.Teardown {
+					en = append(en, a)
+				}
+			}
+			name := en[rng.IntN(len(en))]
+			a, _ := sp.Action(name)
+			a.Next(l.s, func(t session.State) { l.s = t })
+			e.Action, e.State = name, state(l.s)
+		}
+		if err := w.Emit(e); err != nil {
+			panic(err)
+		}
+		l.seq++
+		l.left--
+		if l.left == 0 {
+			active[k] = active[len(active)-1]
+			active = active[:len(active)-1]
+		}
+	}
+	return buf.Bytes()
+}
+
+var (
+	genOnce sync.Map // n -> []byte
+)
+
+func generated(n int) []byte {
+	if v, ok := genOnce.Load(n); ok {
+		return v.([]byte)
+	}
+	b := genSessions(1, 1000, n)
+	genOnce.Store(n, b)
+	return b
+}
+
+// heapPeak samples the live heap while f runs and returns the peak growth
+// over the heap in use before f.
+func heapPeak(f func()) uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base := ms.HeapAlloc
+	peak := base
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(2 * time.Millisecond)
+		defer t.Stop()
+		var m runtime.MemStats
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				runtime.ReadMemStats(&m)
+				if m.HeapAlloc > peak {
+					peak = m.HeapAlloc
+				}
+			}
+		}
+	}()
+	f()
+	close(done)
+	wg.Wait()
+	runtime.ReadMemStats(&ms)
+	if ms.HeapAlloc > peak {
+		peak = ms.HeapAlloc
+	}
+	return peak - base
+}
+
+// BenchmarkCheckSessions validates a generated trace of 1,000 interleaved
+// sessions, 100k and 1M events: events/s, MB/s and the peak heap growth
+// (the input itself is in memory before the run and not counted).
+func BenchmarkCheckSessions(b *testing.B) {
+	sp := session.Spec(session.Options{})
+	for _, n := range []int{100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
+			data := generated(n)
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			check1 := func() {
+				rep, err := check.Check(context.Background(), sp, bytes.NewReader(data), "gen", check.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if rep.Verdict() != check.Valid || rep.Events != n || len(rep.Instances) != 1000 {
+					b.Fatalf("verdict %v, %d events, %d instances", rep.Verdict(), rep.Events, len(rep.Instances))
+				}
+			}
+			runtime.GC()
+			b.ResetTimer()
+			start, cpu0 := time.Now(), cpuTime()
+			for i := 0; i < b.N; i++ {
+				check1()
+			}
+			b.StopTimer()
+			el, cpu := time.Since(start).Seconds(), cpuTime()-cpu0
+			peak := heapPeak(check1) // sampled outside the timed runs: sampling stops the world
+			b.ReportMetric(float64(n)*float64(b.N)/el, "events/s")
+			// CPU time of the whole process (GC included): what the check
+			// costs on one core, whatever else the machine is running.
+			b.ReportMetric(float64(n)*float64(b.N)/cpu, "events/cpu-s")
+			b.ReportMetric(float64(len(data))*float64(b.N)/cpu/1e6, "MB/cpu-s")
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+		})
+	}
+}
+
+// cpuTime returns the CPU time (user+system) the process has used, in
+// seconds.
+func cpuTime() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+// BenchmarkDecode measures the decoder alone on the 1M-event trace.
+func BenchmarkDecode(b *testing.B) {
+	data := generated(1_000_000)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		d := trace.NewDecoder(bytes.NewReader(data), "gen")
+		n := 0
+		for {
+			_, err := d.Next()
+			if err != nil {
+				break
+			}
+			n++
+		}
+		if n != 1_000_000 {
+			b.Fatalf("decoded %d events", n)
+		}
+	}
+	b.ReportMetric(1e6*float64(b.N)/time.Since(start).Seconds(), "events/s")
+}
+

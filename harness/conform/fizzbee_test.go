@@ -242,3 +242,25 @@ func TestParseFizzErrorGraph(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseFizzGraph checks that ParseFizzGraph never panics on arbitrary
+// protobuf bytes, and returns only ErrSyntax or ErrUnsupported errors.
+func FuzzParseFizzGraph(f *testing.F) {
+	n, l := validFizz()
+	f.Add(n, l)
+	f.Add(n[:len(n)/2], l)
+	f.Add(n, l[:len(l)/2])
+	f.Fuzz(func(t *testing.T, nodes, links []byte) {
+		g, err := ParseFizzGraph(nodes, links)
+		if err != nil && !errors.Is(err, ErrSyntax) && !errors.Is(err, ErrUnsupported) {
+			t.Fatalf("error %v wraps neither ErrSyntax nor ErrUnsupported", err)
+		}
+		if err == nil {
+			for _, e := range g.Edges {
+				if e.From < 0 || e.From >= len(g.States) || e.To < 0 || e.To >= len(g.States) {
+					t.Fatalf("edge %v outside %d states", e, len(g.States))
+				}
+			}
+		}
+	})
+}

@@ -95,12 +95,9 @@ func ParseTLCDot(r io.Reader) (*Graph, error) {
 			return nil, fail("%v", err)
 		}
 		if st.to != nil {
-			action, ok := st.attrs["label"]
-			if !ok {
+			action := st.attrs["label"]
+			if action == "" { // TLC writes label="" without actionlabels
 				return nil, fmt.Errorf("TLC dot line %d: %w", lineNo, ErrNoActionLabels)
-			}
-			if action == "" {
-				return nil, fail("empty action label")
 			}
 			edges = append(edges, rawEdge{st.from, *st.to, action, lineNo})
 			continue

@@ -95,6 +95,7 @@ func TestParseTLCDotMalformed(t *testing.T) {
 		{"node twice", replace(7, `-7685261171725000945 [label="x = 1"]`), ErrSyntax},
 		{"edge to nowhere", replace(6, `-7685261171725000945 -> 99 [label="Inc"];`), ErrSyntax},
 		{"edge without action label", replace(6, `-7685261171725000945 -> -515189975988816849 [color="black"];`), ErrNoActionLabels},
+		{"empty action label", replace(6, `-7685261171725000945 -> -515189975988816849 [label="",color="black",fontcolor="black"];`), ErrNoActionLabels},
 		{"unterminated attributes", replace(6, `-7685261171725000945 -> -515189975988816849 [label="Inc"`), ErrSyntax},
 		{"unterminated quote", replace(6, `-7685261171725000945 -> -515189975988816849 [label="Inc];`), ErrSyntax},
 		{"bad node ID", replace(6, `abc -> -515189975988816849 [label="Inc"];`), ErrSyntax},
@@ -183,4 +184,25 @@ func TestParseTLCOutputMalformed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzParseTLCDot checks that ParseTLCDot never panics and that every
+// error it returns wraps ErrSyntax.
+func FuzzParseTLCDot(f *testing.F) {
+	f.Add(tinyDot)
+	f.Add(colorDot)
+	f.Add(tinyDot[:200])
+	f.Fuzz(func(t *testing.T, in string) {
+		g, err := ParseTLCDot(strings.NewReader(in))
+		if err != nil && !errors.Is(err, ErrSyntax) {
+			t.Fatalf("error %v does not wrap ErrSyntax", err)
+		}
+		if err == nil {
+			for _, e := range g.Edges {
+				if e.From < 0 || e.From >= len(g.States) || e.To < 0 || e.To >= len(g.States) {
+					t.Fatalf("edge %v outside %d states", e, len(g.States))
+				}
+			}
+		}
+	})
 }

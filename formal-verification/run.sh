@@ -133,7 +133,7 @@ run_fizz() {
 	local code=0
 	(cd "$run" && "${cmd[@]}") >"$dir/stdout.txt" 2>&1 || code=$?
 	local outdir
-	outdir="$(find "$run/out" -mindepth 1 -maxdepth 1 -type d -name 'run_*' 2>/dev/null | sort | tail -1)"
+	outdir="$(find "$run/out" -mindepth 1 -maxdepth 1 -type d -name 'run_*' 2>/dev/null | sort | tail -1 || true)"
 	if [[ -n $outdir ]]; then
 		local f
 		for f in graph.dot state_config.json error-graph.json \

@@ -1,5 +1,276 @@
 package pubcheck_test
 
-const crashChildEnv = "PUBCHECK_CRASH_CHILD"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
 
-func crashChild() int { return 0 }
+	"github.com/tracecheck/tracecheck/harness/check"
+	"github.com/tracecheck/tracecheck/harness/pubcheck"
+	"github.com/tracecheck/tracecheck/impl/checkpoint"
+)
+
+// The crash test re-executes this test binary as a publisher process
+// (crashChildEnv set) and SIGKILLs it at a random moment.
+const (
+	crashChildEnv = "PUBCHECK_CRASH_CHILD" // JSON crashJob
+	crashNEnv     = "PUBCHECK_CRASH_N"     // number of crashes (default 10)
+	crashSeedEnv  = "PUBCHECK_CRASH_SEED"  // seed (default: time)
+)
+
+type crashJob struct {
+	PublishDir string   `json:"publish_dir"`
+	Name       string   `json:"name"`
+	Command    []string `json:"command"`
+}
+
+// crashChild is the publisher process of the crash test.
+func crashChild() int {
+	var job crashJob
+	if err := json.Unmarshal([]byte(os.Getenv(crashChildEnv)), &job); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	env := make([]string, 0)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, crashChildEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	res, err := checkpoint.Publish(context.Background(), checkpoint.Config{
+		PublishDir: job.PublishDir, Name: job.Name, Command: job.Command, Env: env, SkipRecovery: true})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	fmt.Println(res.Outcome)
+	return 0
+}
+
+// TestCrashRecovery SIGKILLs a publisher process at random points of real
+// runs of examples/train.py, then recovers. It must never find a partial or
+// unverified published checkpoint, a journal that violates model/program,
+// a staging leftover or a live process of the run after recovery, or a
+// recovery that disagrees with the directory; and a retry after recovery
+// never publishes twice. PUBCHECK_CRASH_N sets the count (default 10;
+// `make crash` runs 500), PUBCHECK_CRASH_SEED the seed.
+func TestCrashRecovery(t *testing.T) {
+	python(t)
+	n := 10
+	if s := os.Getenv(crashNEnv); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 {
+			t.Fatalf("%s=%q: want a positive count", crashNEnv, s)
+		}
+		n = v
+	}
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv(crashSeedEnv); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("%s=%q: %v", crashSeedEnv, s, err)
+		}
+		seed = v
+	}
+	t.Logf("crash test: %d runs, seed %d (reproduce: %s=%d %s=%d go test -run TestCrashRecovery ./harness/pubcheck)", n, seed, crashSeedEnv, seed, crashNEnv, n)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	root := t.TempDir()
+
+	// Calibrate: how long does an uncrashed publisher process take?
+	full := time.Duration(0)
+	for i := 0; i < 1; i++ {
+		start := time.Now()
+		out := runChild(t, crashJob{PublishDir: filepath.Join(root, fmt.Sprintf("calib%d", i)), Name: "m", Command: cmd(t, "train.py", "--extra-mb", "4")}, -1)
+		if out.killed || out.err != nil {
+			t.Fatalf("calibration run: %+v", out)
+		}
+		full = max(full, time.Since(start))
+	}
+	t.Logf("an uncrashed run takes %v; crashes fall in [0, %v]", full, full*11/10)
+
+	tally := map[string]int{}
+	outcomes := map[string]int{}
+	verdicts := map[string]int{}
+	for i := 0; i < n; i++ {
+		pub := filepath.Join(root, fmt.Sprintf("p%d", i))
+		args := []string{}
+		if mb := []int{0, 1, 4}[rng.IntN(3)]; mb > 0 {
+			args = append(args, "--extra-mb", strconv.Itoa(mb))
+		}
+		job := crashJob{PublishDir: pub, Name: "model", Command: cmd(t, "train.py", args...)}
+		delay := time.Duration(rng.Int64N(int64(full * 11 / 10)))
+		out := runChild(t, job, delay)
+		phase := crashOne(t, i, job, out, outcomes, verdicts)
+		if !out.killed {
+			phase = "completed (" + phase + ")"
+		}
+		tally[phase]++
+		if t.Failed() {
+			t.Fatalf("crash %d failed (delay %v, seed %d)", i, delay, seed)
+		}
+		_ = os.RemoveAll(pub)
+	}
+	report := fmt.Sprintf("crash tally over %d runs (seed %d):\n  killed with the journal in:\n%s  recovered outcomes:\n%s  journal verdicts:\n%s",
+		n, seed, formatTally(tally), formatTally(outcomes), formatTally(verdicts))
+	t.Log(report)
+	if os.Getenv(crashNEnv) != "" {
+		fmt.Print(report)
+	}
+}
+
+type childOut struct {
+	killed bool
+	err    error
+	stderr string
+}
+
+// runChild runs a publisher process and SIGKILLs it after delay (never,
+// if delay < 0).
+func runChild(t *testing.T, job crashJob, delay time.Duration) childOut {
+	t.Helper()
+	b, _ := json.Marshal(job)
+	c := exec.Command(os.Args[0], "-test.run=^$")
+	c.Env = append(os.Environ(), crashChildEnv+"="+string(b))
+	var stderr strings.Builder
+	c.Stderr = &stderr
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	if delay < 0 {
+		err := <-done
+		return childOut{err: err, stderr: stderr.String()}
+	}
+	timer := time.NewTimer(delay)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return childOut{err: err, stderr: stderr.String()}
+	case <-timer.C:
+		_ = c.Process.Signal(syscall.SIGKILL)
+		<-done
+		return childOut{killed: true, stderr: stderr.String()}
+	}
+}
+
+// crashOne recovers after one crash and checks everything that must hold.
+// It returns the phase of the journal's last receipt ("no run" if the
+// publisher died before its run existed).
+func crashOne(t *testing.T, i int, job crashJob, out childOut, outcomes, verdicts map[string]int) string {
+	t.Helper()
+	ctx := context.Background()
+	if !out.killed && out.err != nil {
+		t.Fatalf("crash %d: the publisher failed on its own: %v\n%s", i, out.err, out.stderr)
+	}
+	target := filepath.Join(job.PublishDir, job.Name)
+	// Before recovery: whatever is published is complete and verifies.
+	if _, err := os.Lstat(target); err == nil {
+		if _, err := checkpoint.Verify(ctx, checkpoint.OSFS{}, target, nil); err != nil {
+			t.Errorf("crash %d: a partial or unverified checkpoint is published: %v", i, err)
+		}
+	}
+	reps, err := checkpoint.Recover(ctx, checkpoint.RecoverOptions{PublishDir: job.PublishDir})
+	if err != nil && !errors.Is(err, checkpoint.ErrConfig) {
+		t.Fatalf("crash %d: recover: %v", i, err)
+	}
+	phase := "no run"
+	switch len(reps) {
+	case 0:
+		if _, err := os.Lstat(target); err == nil {
+			t.Errorf("crash %d: a checkpoint without a run", i)
+		}
+	case 1:
+		rep := reps[0]
+		outcomes[rep.Outcome]++
+		phase = rep.JournalPhase
+		if phase == "" {
+			phase = "no receipt"
+		}
+		m, merr := checkpoint.ReadManifest(checkpoint.OSFS{}, target)
+		published := merr == nil && m.Run == rep.Run
+		switch {
+		case rep.Outcome == checkpoint.OutcomePublished && !published,
+			rep.Outcome == checkpoint.OutcomeNotPublished && published,
+			rep.Outcome != checkpoint.OutcomePublished && rep.Outcome != checkpoint.OutcomeNotPublished:
+			t.Errorf("crash %d: recovery says %s, directory says published=%v: %+v", i, rep.Outcome, published, rep)
+		}
+		if rep.JournalTerminal && (rep.JournalPhase == "Published") != published {
+			t.Errorf("crash %d: terminal journal says %s, directory says published=%v", i, rep.JournalPhase, published)
+		}
+		journal := filepath.Join(job.PublishDir, checkpoint.MetaDir, "runs", rep.Run, "journal.ndjson")
+		if _, err := os.Stat(journal); err == nil {
+			r, err := pubcheck.CheckJournal(ctx, journal)
+			if err != nil {
+				t.Fatalf("crash %d: %v", i, err)
+			}
+			verdicts[r.Verdict().String()]++
+			if r.Verdict() == check.Violation {
+				t.Errorf("crash %d: the journal violates model/program: %+v", i, r.Instances)
+			}
+			if rep.JournalTerminal != (r.Verdict() == check.Valid) {
+				t.Errorf("crash %d: journal terminal=%v but verdict %s", i, rep.JournalTerminal, r.Verdict())
+			}
+		} else {
+			verdicts["no journal"]++
+		}
+		// Nothing of the run is left behind.
+		if ents, _ := os.ReadDir(filepath.Join(job.PublishDir, checkpoint.MetaDir, "staging")); len(ents) > 0 {
+			t.Errorf("crash %d: staging leftovers after recovery: %v", i, ents)
+		}
+		for try := 0; ; try++ {
+			pids := runProcesses(rep.Run)
+			if len(pids) == 0 {
+				break
+			}
+			if try == 50 {
+				t.Errorf("crash %d: processes of the run alive after recovery: %v", i, pids)
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		// A retry never publishes twice.
+		before, _ := checkpoint.ReadManifest(checkpoint.OSFS{}, target)
+		res, err := checkpoint.Publish(ctx, checkpoint.Config{PublishDir: job.PublishDir, Name: job.Name,
+			Command: []string{"true", "good"}, Runner: fakeRunner()})
+		switch {
+		case published && !errors.Is(err, checkpoint.ErrAlreadyPublished):
+			t.Errorf("crash %d: a retry over a published checkpoint: %v", i, err)
+		case !published && (err != nil || res.Outcome != checkpoint.PhasePublished):
+			t.Errorf("crash %d: the retry after an unpublished crash did not publish: %v %+v", i, err, res)
+		}
+		after, err := checkpoint.ReadManifest(checkpoint.OSFS{}, target)
+		if err != nil {
+			t.Errorf("crash %d: after the retry: %v", i, err)
+		} else if published && after.Digest != before.Digest {
+			t.Errorf("crash %d: the retry replaced the published checkpoint", i)
+		}
+	default:
+		t.Errorf("crash %d: %d runs recovered, want 1", i, len(reps))
+	}
+	return phase
+}
+
+func formatTally(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "    %-32s %d\n", k, m[k])
+	}
+	return b.String()
+}

@@ -95,17 +95,27 @@ func TestDecoderBadInput(t *testing.T) {
 		{"wrong version", func() io.Reader { return strings.NewReader(strings.Replace(okLine, `"v":1`, `"v":2`, 1) + "\n") }, 1, trace.ErrVersion, "v is 2"},
 		{"seq not a number", func() io.Reader { return strings.NewReader(strings.Replace(okLine, `"seq":0`, `"seq":"0"`, 1) + "\n") }, 1, trace.ErrField, "seq"},
 		{"negative seq", func() io.Reader { return strings.NewReader(strings.Replace(okLine, `"seq":0`, `"seq":-1`, 1) + "\n") }, 1, trace.ErrField, "seq"},
-		{"state not an object", func() io.Reader { return strings.NewReader(strings.Replace(okLine, `{"phase":"Ready"}`, `3`, 1) + "\n") }, 1, trace.ErrField, "state"},
-		{"unknown field", func() io.Reader { return strings.NewReader(strings.Replace(okLine, `"v":1`, `"v":1,"stuter":true`, 1) + "\n") }, 1, trace.ErrField, "stuter"},
-		{"repeated field", func() io.Reader { return strings.NewReader(strings.Replace(okLine, `"v":1`, `"v":1,"seq":3`, 1) + "\n") }, 1, trace.ErrField, "repeated"},
+		{"state not an object", func() io.Reader {
+			return strings.NewReader(strings.Replace(okLine, `{"phase":"Ready"}`, `3`, 1) + "\n")
+		}, 1, trace.ErrField, "state"},
+		{"unknown field", func() io.Reader {
+			return strings.NewReader(strings.Replace(okLine, `"v":1`, `"v":1,"stuter":true`, 1) + "\n")
+		}, 1, trace.ErrField, "stuter"},
+		{"repeated field", func() io.Reader {
+			return strings.NewReader(strings.Replace(okLine, `"v":1`, `"v":1,"seq":3`, 1) + "\n")
+		}, 1, trace.ErrField, "repeated"},
 		{"repeated variable", func() io.Reader {
 			return strings.NewReader(strings.Replace(okLine, `{"phase":"Ready"}`, `{"phase":"Ready","phase":"Ready"}`, 1) + "\n")
 		}, 1, trace.ErrField, "repeated"},
-		{"bad part", func() io.Reader { return strings.NewReader(strings.Replace(okLine, `"v":1`, `"v":1,"part":"middle"`, 1) + "\n") }, 1, trace.ErrField, "middle"},
+		{"bad part", func() io.Reader {
+			return strings.NewReader(strings.Replace(okLine, `"v":1`, `"v":1,"part":"middle"`, 1) + "\n")
+		}, 1, trace.ErrField, "middle"},
 		{"stutter in composite", func() io.Reader {
 			return strings.NewReader(strings.Replace(okLine, `"v":1`, `"v":1,"part":"step","stutter":true`, 1) + "\n")
 		}, 1, trace.ErrField, "composite"},
-		{"bad time", func() io.Reader { return strings.NewReader(strings.Replace(okLine, `"v":1`, `"v":1,"time":"yesterday"`, 1) + "\n") }, 1, trace.ErrField, "time"},
+		{"bad time", func() io.Reader {
+			return strings.NewReader(strings.Replace(okLine, `"v":1`, `"v":1,"time":"yesterday"`, 1) + "\n")
+		}, 1, trace.ErrField, "time"},
 		{"empty instance", func() io.Reader { return strings.NewReader(strings.Replace(okLine, `"run-1"`, `""`, 1) + "\n") }, 1, trace.ErrField, "instance"},
 		{"binary garbage", func() io.Reader {
 			return bytes.NewReader([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x01\x00"))

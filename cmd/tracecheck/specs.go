@@ -31,7 +31,11 @@ type specModel[S comparable] struct {
 func (m specModel[S]) name() string { return m.label }
 
 func (m specModel[S]) check(ctx context.Context, r io.Reader, file string, opt check.Options) (*check.Report, error) {
-	return check.Check(ctx, m.sp, r, file, opt)
+	rep, err := check.Check(ctx, m.sp, r, file, opt)
+	if rep != nil {
+		rep.Model = m.label // the name the user gave, e.g. the mutant's
+	}
+	return rep, err
 }
 
 func (m specModel[S]) coverage(ctx context.Context, reports []*check.Report) (*check.Coverage, error) {

@@ -199,4 +199,3 @@ func BenchmarkDecode(b *testing.B) {
 	}
 	b.ReportMetric(1e6*float64(b.N)/time.Since(start).Seconds(), "events/s")
 }
-

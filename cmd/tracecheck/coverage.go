@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/tracecheck/tracecheck/harness/check"
+)
+
+func init() {
+	register("coverage", command{"say which transitions of a spec's state graph the traces exercised", runCoverage})
+}
+
+const coverageSynopsis = `[--model M] [--json] FILE...|-
+
+Checks the traces against a bundled spec and prints how many of the spec's
+transitions (the edges of its reachable state graph, as tracecheck explore
+counts them) the traces exercised, e.g. "exercised 12/15 transitions", and
+lists the ones never exercised. A step counts only if exactly one
+transition fits it; steps after a violation count for nothing. All files
+must be traces of the same model (--model, or inferred from the first).
+
+Exit codes: 0 the coverage was computed (whatever the verdicts), 3 input
+error, 2 usage.`
+
+func runCoverage(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("coverage", coverageSynopsis, stderr)
+	tf := addTraceFlags(fs)
+	asJSON := fs.Bool("json", false, "write the coverage as JSON")
+	files, code := parseArgs(fs, args)
+	if code >= 0 {
+		return code
+	}
+	if !tf.validate("coverage", stderr) {
+		return exitUsage
+	}
+	if len(files) == 0 {
+		fmt.Fprintln(stderr, "tracecheck coverage: no trace given")
+		fs.Usage()
+		return exitUsage
+	}
+	ctx := context.Background()
+	var reports []*check.Report
+	var m traceModel
+	modelName := *tf.model
+	for _, file := range files {
+		r, name, fm, closeFile, err := openTrace(file, modelName, stdin)
+		if err != nil {
+			fmt.Fprintf(stderr, "tracecheck coverage: %v\n", err)
+			return exitInput
+		}
+		if m == nil {
+			m, modelName = fm, fm.name()
+		}
+		rep, err := m.check(ctx, r, name, check.Options{MaxLine: *tf.maxLine})
+		closeFile()
+		if err != nil {
+			fmt.Fprintf(stderr, "tracecheck coverage: %v\n", err)
+			return exitInput
+		}
+		reports = append(reports, rep)
+	}
+	cov, err := m.coverage(ctx, reports)
+	if err != nil {
+		fmt.Fprintf(stderr, "tracecheck coverage: %v\n", err)
+		return exitInput
+	}
+	if *asJSON {
+		err = cov.WriteJSON(stdout)
+	} else {
+		err = cov.WriteText(stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "tracecheck coverage: %v\n", err)
+		return exitInput
+	}
+	return exitOK
+}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/tracecheck/tracecheck/harness/check"
+)
+
+func init() {
+	register("replay", command{"replay a trace step by step: each event with the spec state and enabled actions", runReplay})
+}
+
+const replaySynopsis = `[--model M] [--instance NAME] FILE|-
+
+Replays a trace against a bundled spec and prints every accepted event
+with the candidate spec state(s) after it and the actions enabled there,
+then the verdict report (as tracecheck check prints it). Use it to read
+a trace the way the spec sees it, or to see the road to a divergence.
+
+Exit codes are check's: 0 valid, 1 violation, 4 incomplete, 3 input
+error, 2 usage.`
+
+func runReplay(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("replay", replaySynopsis, stderr)
+	tf := addTraceFlags(fs)
+	only := fs.String("instance", "", "print only the steps of instance `NAME`")
+	files, code := parseArgs(fs, args)
+	if code >= 0 {
+		return code
+	}
+	if !tf.validate("replay", stderr) {
+		return exitUsage
+	}
+	if len(files) != 1 {
+		fmt.Fprintln(stderr, "tracecheck replay: want exactly one trace")
+		fs.Usage()
+		return exitUsage
+	}
+	r, name, m, closeFile, err := openTrace(files[0], *tf.model, stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "tracecheck replay: %v\n", err)
+		return exitInput
+	}
+	defer closeFile()
+	fmt.Fprintf(stdout, "replaying %s against model %s\n", name, m.name())
+	opt := check.Options{MaxLine: *tf.maxLine, OnStep: func(st check.Step) {
+		if *only != "" && st.Instance != *only {
+			return
+		}
+		what := st.Action
+		switch {
+		case st.Stutter:
+			what += " (stutter)"
+		case st.Part != "":
+			what += " (" + st.Part + ")"
+		}
+		fmt.Fprintf(stdout, "%s:%d  %s  seq %d  %s\n", st.Pos.File, st.Pos.Line, st.Instance, st.Seq, what)
+		if st.Part == "begin" || st.Part == "step" {
+			fmt.Fprintf(stdout, "    (inside the composite: the state below is the one before it)\n")
+		}
+		for i, s := range st.States {
+			fmt.Fprintf(stdout, "    state: %s\n", s)
+			en := strings.Join(st.Enabled[i], ", ")
+			if en == "" {
+				en = "(none)"
+			}
+			fmt.Fprintf(stdout, "    enabled: %s\n", en)
+		}
+	}}
+	rep, err := m.check(context.Background(), r, name, opt)
+	if err != nil {
+		fmt.Fprintf(stderr, "tracecheck replay: %v\n", err)
+		return exitInput
+	}
+	fmt.Fprintln(stdout)
+	rep.WriteText(stdout)
+	return verdictCode(rep.Verdict())
+}

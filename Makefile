@@ -43,3 +43,17 @@ clean:
 FUZZTIME ?= 30s
 fuzz-conform:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseValue$$' -fuzztime $(FUZZTIME) ./harness/conform/
+
+# Run TLC's trace validation (spec/TraceProgram.tla) over the Program traces
+# in traces/program/, retain its verdicts in formal-verification/tlc-traces/
+# and check that tracecheck agrees (TLA2TOOLS=/path/to/tla2tools.jar;
+# COMMUNITY_MODULES defaults to CommunityModules-deps.jar beside it).
+tlc-traces:
+	bash formal-verification/tlc-traces.sh
+
+# TLC vs tracecheck on 100 generated Program traces, one file at a time
+# (TLA2TOOLS as for tlc-traces); figures in formal-verification/tlc-traces/bench-tlc.md.
+.PHONY: bench-tlc
+bench-tlc:
+	@test -n "$(TLA2TOOLS)" || { echo "make bench-tlc: TLA2TOOLS (path to tla2tools.jar) is not set; nothing was run" >&2; exit 2; }
+	BENCH_TLC_OUT=$(CURDIR)/formal-verification/tlc-traces/bench-tlc.md $(GO) test -run '^$$' -bench '^BenchmarkTLCTraceValidation$$' -benchtime 1x -timeout 60m -v ./harness/tlccross/

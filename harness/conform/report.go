@@ -64,7 +64,9 @@ type Manifest struct {
 // Report is a retained (or freshly produced) tool run: its directory and
 // manifest.
 type Report struct {
-	Dir      string
+	// Dir is the report's directory: the manifest and the tool's files.
+	Dir string
+	// Manifest is the report's manifest.json.
 	Manifest Manifest
 }
 

@@ -57,3 +57,19 @@ tlc-traces:
 bench-tlc:
 	@test -n "$(TLA2TOOLS)" || { echo "make bench-tlc: TLA2TOOLS (path to tla2tools.jar) is not set; nothing was run" >&2; exit 2; }
 	BENCH_TLC_OUT=$(CURDIR)/formal-verification/tlc-traces/bench-tlc.md $(GO) test -run '^$$' -bench '^BenchmarkTLCTraceValidation$$' -benchtime 1x -timeout 60m -v ./harness/tlccross/
+
+# Trace validation throughput: events/s, MB/s and peak heap on generated
+# traces of 1,000 interleaved sessions (100k and 1M events: memory is flat
+# in the trace length), and the decoder alone. Figures in README.md.
+.PHONY: bench-trace fuzz-trace
+bench-trace:
+	$(GO) test -run '^$$' -bench 'BenchmarkCheckSessions|BenchmarkDecode' -benchmem -benchtime $(BENCHTIME) ./harness/check/
+
+# Fuzz the trace decoder and the validation engine, seeded from traces/
+# (FUZZTIME each; the seed corpus also runs in plain `go test`).
+fuzz-trace:
+	$(GO) test -run '^$$' -fuzz '^FuzzDecoder$$' -fuzztime $(FUZZTIME) ./trace/
+	$(GO) test -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $(FUZZTIME) ./harness/check/
+
+# Every fuzz target for FUZZTIME each.
+fuzz: fuzz-trace fuzz-conform

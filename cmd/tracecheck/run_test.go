@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	pubPyOnce sync.Once
+	pubPyArgv []string
+)
+
+// python returns the real interpreter behind python3 with -I -S (fast
+// start-up; the examples use the standard library only), or skips loudly.
+func pubPython(t *testing.T) []string {
+	t.Helper()
+	pubPyOnce.Do(func() {
+		py := os.Getenv("TRACECHECK_PYTHON")
+		if py == "" {
+			py = "python3"
+		}
+		out, err := exec.Command(py, "-I", "-S", "-c", "import sys; print(sys.executable)").Output()
+		if err == nil && len(bytes.TrimSpace(out)) > 0 {
+			pubPyArgv = []string{string(bytes.TrimSpace(out)), "-I", "-S"}
+		}
+	})
+	if pubPyArgv == nil {
+		t.Skip("SKIP: python3 not found (set TRACECHECK_PYTHON)")
+	}
+	return pubPyArgv
+}
+
+func pubExample(name string) string {
+	p, _ := filepath.Abs(filepath.Join("..", "..", "examples", name))
+	return p
+}
+
+func pubCLI(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestRunCommandUsage(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"help", []string{"run", "-h"}, exitOK, "Exit codes: 0 published"},
+		{"no publish dir", []string{"run", "--name", "m", "--", "python3", "x.py"}, exitUsage, "--publish-dir is required"},
+		{"no name", []string{"run", "--publish-dir", dir, "--", "python3", "x.py"}, exitUsage, "--name is required"},
+		{"no program", []string{"run", "--publish-dir", dir, "--name", "m"}, exitUsage, "no program given"},
+		{"bad name", []string{"run", "--publish-dir", dir, "--name", "../x", "--", "python3", "x.py"}, exitUsage, "invalid checkpoint name"},
+		{"bad grace", []string{"run", "--publish-dir", dir, "--name", "m", "--grace", "0s", "--", "python3", "x.py"}, exitUsage, "--grace must be positive"},
+		{"bad flag", []string{"run", "--nope"}, exitUsage, "flag provided but not defined"},
+		{"missing interpreter", []string{"run", "--publish-dir", dir, "--name", "m", "--", "no-such-python3", "x.py"}, exitInput, "program not found"},
+		{"missing script", []string{"run", "--publish-dir", dir, "--name", "m", "--", "python3", filepath.Join(dir, "none.py")}, exitInput, "program not found"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := pubCLI(tc.args...)
+			if code != tc.code || !strings.Contains(stderr, tc.stderr) {
+				t.Errorf("code %d, stderr %q; want %d and %q", code, stderr, tc.code, tc.stderr)
+			}
+		})
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) > 0 {
+		t.Errorf("refused runs left %v", ents)
+	}
+}
+
+func TestRunCommand(t *testing.T) {
+	py := pubPython(t)
+	dir := t.TempDir()
+	pub := filepath.Join(dir, "pub")
+	journal := filepath.Join(dir, "journal.ndjson")
+	args := append([]string{"run", "--publish-dir", pub, "--name", "linreg", "--journal", journal,
+		"--verify-cmd", strings.Join(append(append([]string(nil), py...), pubExample("verify.py")), " "), "--"},
+		append(append([]string(nil), py...), pubExample("train.py"))...)
+	code, stdout, stderr := pubCLI(args...)
+	if code != exitOK {
+		t.Fatalf("run: code %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"outcome:    Published", "checkpoint: " + filepath.Join(pub, "linreg"), "digest:     sha256:", "duration:"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("summary lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(stderr, "tracecheck: hashing") || !strings.Contains(stderr, "tracecheck: verifying") {
+		t.Errorf("no progress lines on stderr:\n%s", stderr)
+	}
+	// The journal is a trace that tracecheck check validates.
+	if code, out, errs := pubCLI("check", journal); code != exitOK || !strings.Contains(out, "VALID") {
+		t.Errorf("check journal: code %d\n%s%s", code, out, errs)
+	}
+	// The same name again is refused; the journal again too.
+	if code, _, stderr := pubCLI(args...); code != exitInput || !strings.Contains(stderr, "already") {
+		t.Errorf("second run: code %d, %s", code, stderr)
+	}
+	// Recovery finds it published and verified.
+	code, out, _ := pubCLI("recover", "--publish-dir", pub)
+	if code != exitOK || !strings.Contains(out, "linreg: published-and-verified") {
+		t.Errorf("recover: code %d\n%s", code, out)
+	}
+	code, out, _ = pubCLI("recover", "--publish-dir", pub, "--journal", journal, "--json")
+	if code != exitOK || !strings.Contains(out, `"outcome": "published-and-verified"`) {
+		t.Errorf("recover --json: code %d\n%s", code, out)
+	}
+	// Tampering with the published checkpoint is reported, exit 1.
+	if err := os.WriteFile(filepath.Join(pub, "linreg", "model.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = pubCLI("recover", "--publish-dir", pub)
+	if code != exitViolation || !strings.Contains(out, "published-but-fails-verification") {
+		t.Errorf("recover after tampering: code %d\n%s", code, out)
+	}
+
+	// A failing program: exit 4, nothing published.
+	code, stdout, _ = pubCLI(append([]string{"run", "--publish-dir", pub, "--name", "bad", "--quiet", "--"},
+		append(append([]string(nil), py...), pubExample("fail.py"))...)...)
+	if code != exitRunFailed || !strings.Contains(stdout, "outcome:    Failed") || !strings.Contains(stdout, "staging:    removed") {
+		t.Errorf("fail.py: code %d\n%s", code, stdout)
+	}
+	if _, err := os.Lstat(filepath.Join(pub, "bad")); err == nil {
+		t.Error("fail.py's checkpoint was published")
+	}
+}
+
+// TestRunCommandSignal sends SIGTERM to the publisher (this process, whose
+// run command has registered for it) while hang.py runs: the run ends
+// Interrupted, exit 5.
+func TestRunCommandSignal(t *testing.T) {
+	py := pubPython(t)
+	dir := t.TempDir()
+	journal := filepath.Join(dir, "journal.ndjson")
+	go func() {
+		for i := 0; i < 500; i++ {
+			if b, _ := os.ReadFile(journal); bytes.Contains(b, []byte(`"ExecutePython"`)) {
+				_ = syscall.Kill(os.Getpid(), syscall.SIGTERM)
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	code, stdout, stderr := pubCLI(append([]string{"run", "--publish-dir", filepath.Join(dir, "pub"), "--name", "h",
+		"--journal", journal, "--grace", "500ms", "--quiet", "--"}, append(append([]string(nil), py...), pubExample("hang.py"))...)...)
+	if code != exitRunInterrupted || !strings.Contains(stdout, "outcome:    Interrupted") {
+		t.Fatalf("code %d\n%s\n%s", code, stdout, stderr)
+	}
+	if code, out, _ := pubCLI("check", journal); code != exitOK {
+		t.Errorf("check journal: code %d\n%s", code, out)
+	}
+}
+
+func TestRecoverCommandUsage(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		args   []string
+		code   int
+		output string
+	}{
+		{[]string{"recover", "-h"}, exitOK, "Exit codes: 0 recovered"},
+		{[]string{"recover"}, exitUsage, "--publish-dir is required"},
+		{[]string{"recover", "--publish-dir", dir, "extra"}, exitUsage, "unexpected arguments"},
+		{[]string{"recover", "--publish-dir", filepath.Join(dir, "none")}, exitInput, "no such file"},
+		{[]string{"recover", "--publish-dir", dir}, exitOK, "no runs to recover"},
+		{[]string{"recover", "--publish-dir", dir, "--journal", filepath.Join(dir, "none.ndjson")}, exitInput, "no such file"},
+	}
+	for _, tc := range cases {
+		code, out, errs := pubCLI(tc.args...)
+		if code != tc.code || !strings.Contains(out+errs, tc.output) {
+			t.Errorf("%v: code %d, output %q%q; want %d and %q", tc.args, code, out, errs, tc.code, tc.output)
+		}
+	}
+}

@@ -301,13 +301,7 @@ func (d *Decoder) parse(line []byte) error {
 			return s.syntax("want ':'")
 		}
 		s.ws()
-		bit := 0
-		for i, n := range fieldNames {
-			if string(key) == n {
-				bit = 1 << i
-				break
-			}
-		}
+		bit := fieldBit(key)
 		if bit == 0 {
 			return fmt.Errorf("%w: unknown field %q", ErrField, key)
 		}
@@ -413,6 +407,30 @@ func (d *Decoder) parse(line []byte) error {
 		return fmt.Errorf("%w: a stutter event cannot be part of a composite step", ErrField)
 	}
 	return nil
+}
+
+func fieldBit(key []byte) int {
+	switch string(key) {
+	case "v":
+		return fV
+	case "instance":
+		return fInstance
+	case "seq":
+		return fSeq
+	case "action":
+		return fAction
+	case "state":
+		return fState
+	case "part":
+		return fPart
+	case "stutter":
+		return fStutter
+	case "time":
+		return fTime
+	case "detail":
+		return fDetail
+	}
+	return 0
 }
 
 func bitIndex(bit int) int {
@@ -599,6 +617,10 @@ func (s *scanner) str() ([]byte, bool, error) {
 	esc := false
 	for s.i < len(s.b) {
 		c := s.b[s.i]
+		if plain[c] {
+			s.i++
+			continue
+		}
 		switch {
 		case c == '"':
 			s.i++
@@ -640,6 +662,15 @@ func (s *scanner) str() ([]byte, bool, error) {
 	}
 	return nil, false, s.syntax("unterminated string")
 }
+
+// plain marks the bytes a JSON string holds as themselves: printable
+// ASCII other than '"' and '\\'.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
@@ -687,6 +718,20 @@ func (s *scanner) uint(name string) (uint64, error) {
 	if s.i < len(s.b) && (isDigit(s.b[s.i]) || s.b[s.i] == '-') {
 		if err := s.number(); err != nil {
 			return 0, err
+		}
+		if d := s.b[start:s.i]; len(d) <= 19 && d[0] != '-' && (d[0] != '0' || len(d) == 1) {
+			var n uint64
+			ok := true
+			for _, c := range d {
+				if !isDigit(c) {
+					ok = false
+					break
+				}
+				n = n*10 + uint64(c-'0')
+			}
+			if ok {
+				return n, nil
+			}
 		}
 		n, err := strconv.ParseUint(string(s.b[start:s.i]), 10, 64)
 		if err != nil {

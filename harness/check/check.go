@@ -19,11 +19,18 @@ import (
 // specific sentinels below (and the trace package's ErrSyntax, ErrField,
 // ErrVersion, ErrEmpty, ErrBinary, ErrLineTooLong) tell which.
 var (
-	ErrInput           = errors.New("input error")
-	ErrUnknownAction   = errors.New("unknown action")
+	// ErrInput matches every input error.
+	ErrInput = errors.New("input error")
+	// ErrUnknownAction: an event names an action the spec does not have.
+	ErrUnknownAction = errors.New("unknown action")
+	// ErrUnknownVariable: an event's state names a variable the spec does
+	// not have.
 	ErrUnknownVariable = errors.New("unknown variable")
-	ErrValue           = errors.New("bad value")
-	ErrSequence        = errors.New("sequence number does not increase")
+	// ErrValue: a state value is malformed (a float, null, an unknown ITF
+	// form) or of the wrong kind for its variable.
+	ErrValue = errors.New("bad value")
+	// ErrSequence: an instance's sequence number repeats or goes backwards.
+	ErrSequence = errors.New("sequence number does not increase")
 )
 
 // InputError is an error in the input rather than in the behaviour it
@@ -56,6 +63,10 @@ const DefaultLast = 5
 
 // Options configure a check. The zero value is ready to use.
 type Options struct {
+	// Name names the stream in positions and in the report when events
+	// come through [Checker.Feed] or [Checker.Emit] (default "-"); Check
+	// uses its own name argument instead.
+	Name string
 	// Last is how many of an instance's last matched events a divergence
 	// report shows: 0 means DefaultLast, negative means none.
 	Last int
@@ -226,7 +237,11 @@ func New[S comparable](sp *model.Spec[S], opt Options) (*Checker[S], error) {
 	if sp == nil || len(sp.Vars) == 0 || sp.Valuation == nil || sp.Init == nil {
 		return nil, errors.New("check: spec without variables, valuation or initial states")
 	}
-	c := &Checker[S]{sp: sp, opt: opt, name: "-", last: opt.last(),
+	name := opt.Name
+	if name == "" {
+		name = "-"
+	}
+	c := &Checker[S]{sp: sp, opt: opt, name: name, last: opt.last(),
 		varIdx: make(map[string]int), actIdx: make(map[string]int),
 		succ: make(map[succKey[S]]*succEntry[S]), valn: make(map[S][]model.Value),
 		stop: make(map[S]bool), trans: make(map[transKey[S]]*transInfo),

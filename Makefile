@@ -73,3 +73,19 @@ fuzz-trace:
 
 # Every fuzz target for FUZZTIME each.
 fuzz: fuzz-trace fuzz-conform
+
+# Checkpoint publisher crash campaign: SIGKILL a publisher process CRASH_N
+# times at random points of real runs of examples/train.py, recover, and
+# check (never a partial/unverified/double publication); prints the tally.
+# CRASH_SEED=N reproduces a campaign.
+CRASH_N ?= 500
+.PHONY: crash bench-publish
+crash:
+	PUBCHECK_CRASH_N=$(CRASH_N) $(if $(CRASH_SEED),PUBCHECK_CRASH_SEED=$(CRASH_SEED)) \
+		$(GO) test -count=1 -timeout 120m -run '^TestCrashRecovery$$' -v ./harness/pubcheck/
+
+# Publishing a 1 GiB checkpoint (stage + verify + publish) against a plain
+# copy + sha256 of the same data, in one run (figures in docs/publisher.md).
+BENCH_PUBLISH_BYTES ?= 1073741824
+bench-publish:
+	TRACECHECK_BENCH_BYTES=$(BENCH_PUBLISH_BYTES) $(GO) test -run '^$$' -bench '^BenchmarkPublishVsCopy$$' -benchtime 1x -timeout 60m ./impl/checkpoint/

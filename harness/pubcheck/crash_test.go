@@ -109,8 +109,17 @@ func TestCrashRecovery(t *testing.T) {
 			args = append(args, "--extra-mb", strconv.Itoa(mb))
 		}
 		job := crashJob{PublishDir: pub, Name: "model", Command: cmd(t, "train.py", args...)}
-		delay := time.Duration(rng.Int64N(int64(full * 11 / 10)))
-		out := runChild(t, job, delay)
+		// A third of the kills at a uniformly random time; the others a
+		// random moment after staging or verification began, which are
+		// short windows of a run.
+		trigger, delay := "", time.Duration(rng.Int64N(int64(full*11/10)))
+		switch rng.IntN(3) {
+		case 1:
+			trigger, delay = `"ProgramSucceeds"`, time.Duration(rng.Int64N(int64(80*time.Millisecond)))
+		case 2:
+			trigger, delay = `"ReloadAndVerify"`, time.Duration(rng.Int64N(int64(3*time.Millisecond)))
+		}
+		out := runChildAt(t, job, trigger, delay)
 		phase := crashOne(t, i, job, out, outcomes, verdicts)
 		if !out.killed {
 			phase = "completed (" + phase + ")"
@@ -139,6 +148,13 @@ type childOut struct {
 // if delay < 0).
 func runChild(t *testing.T, job crashJob, delay time.Duration) childOut {
 	t.Helper()
+	return runChildAt(t, job, "", delay)
+}
+
+// runChildAt runs a publisher process and SIGKILLs it delay after its
+// journal first contains trigger (after its start if trigger is "").
+func runChildAt(t *testing.T, job crashJob, trigger string, delay time.Duration) childOut {
+	t.Helper()
 	b, _ := json.Marshal(job)
 	c := exec.Command(os.Args[0], "-test.run=^$")
 	c.Env = append(os.Environ(), crashChildEnv+"="+string(b))
@@ -152,6 +168,20 @@ func runChild(t *testing.T, job crashJob, delay time.Duration) childOut {
 	if delay < 0 {
 		err := <-done
 		return childOut{err: err, stderr: stderr.String()}
+	}
+	if trigger != "" {
+		pattern := filepath.Join(job.PublishDir, checkpoint.MetaDir, "runs", "*", "journal.ndjson")
+		for seen := false; !seen; {
+			select {
+			case err := <-done:
+				return childOut{err: err, stderr: stderr.String()}
+			case <-time.After(time.Millisecond):
+			}
+			if js, _ := filepath.Glob(pattern); len(js) == 1 {
+				b, _ := os.ReadFile(js[0])
+				seen = strings.Contains(string(b), trigger)
+			}
+		}
 	}
 	timer := time.NewTimer(delay)
 	defer timer.Stop()
@@ -205,6 +235,9 @@ func crashOne(t *testing.T, i int, job crashJob, out childOut, outcomes, verdict
 			rep.Outcome == checkpoint.OutcomeNotPublished && published,
 			rep.Outcome != checkpoint.OutcomePublished && rep.Outcome != checkpoint.OutcomeNotPublished:
 			t.Errorf("crash %d: recovery says %s, directory says published=%v: %+v", i, rep.Outcome, published, rep)
+		}
+		if !rep.JournalTerminal && published {
+			outcomes["  of which the journal was nonterminal"]++
 		}
 		if rep.JournalTerminal && (rep.JournalPhase == "Published") != published {
 			t.Errorf("crash %d: terminal journal says %s, directory says published=%v", i, rep.JournalPhase, published)

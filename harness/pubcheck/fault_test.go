@@ -182,4 +182,3 @@ func TestFaultInjection(t *testing.T) {
 		})
 	}
 }
-

@@ -36,7 +36,7 @@ type Rule struct {
 	Path  string
 	Exact bool
 	Nth   int
-	Err  error
+	Err   error
 	// Then, if set, runs when the rule fires (e.g. to cancel a context).
 	Then func()
 }

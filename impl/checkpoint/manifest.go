@@ -180,6 +180,23 @@ func (h *hasher) file(ctx context.Context, name string, sync bool) (int64, strin
 		return 0, "", err
 	}
 	defer f.Close()
+	// The fsync runs while the file is hashed: writeback of the program's
+	// dirty pages overlaps the reading, which the page cache serves.
+	var synced chan error
+	if sync {
+		synced = make(chan error, 1)
+		go func() { synced <- f.Sync() }()
+	}
+	n, sum, err := h.read(ctx, f)
+	if sync {
+		if serr := <-synced; serr != nil && err == nil {
+			err = fmt.Errorf("fsync %s: %w", name, serr)
+		}
+	}
+	return n, sum, err
+}
+
+func (h *hasher) read(ctx context.Context, f File) (int64, string, error) {
 	sum := sha256.New()
 	var n int64
 	for {
@@ -198,11 +215,6 @@ func (h *hasher) file(ctx context.Context, name string, sync bool) (int64, strin
 		}
 		if err != nil {
 			return 0, "", err
-		}
-	}
-	if sync {
-		if err := f.Sync(); err != nil {
-			return 0, "", fmt.Errorf("fsync %s: %w", name, err)
 		}
 	}
 	return n, hex.EncodeToString(sum.Sum(nil)), nil

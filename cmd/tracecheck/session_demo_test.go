@@ -1,0 +1,40 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestSessionDemo(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "demo.ndjson")
+	cases := []struct {
+		name     string
+		args     []string
+		code     int
+		contains string
+	}{
+		{"valid run", []string{"session-demo", "-sessions", "3", "-turns", "2", "-speed", "200", "-o", trace}, exitOK, "check against spec/session.fizz: valid (3 valid"},
+		{"M4 mutant", []string{"session-demo", "-sessions", "2", "-turns", "2", "-speed", "200", "-o", trace, "-mutant-m4"}, exitViolation, "Teardown at line"},
+		{"help", []string{"session-demo", "-h"}, exitOK, ""},
+		{"zero sessions", []string{"session-demo", "-sessions", "0"}, exitUsage, ""},
+		{"bad speed", []string{"session-demo", "-speed", "-1"}, exitUsage, ""},
+		{"NaN speed", []string{"session-demo", "-speed", "NaN"}, exitUsage, ""},
+		{"extra argument", []string{"session-demo", "x"}, exitUsage, ""},
+		{"unwritable", []string{"session-demo", "-sessions", "1", "-turns", "1", "-speed", "500", "-o", filepath.Join(dir, "no", "such", "f")}, exitInput, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out, errs, code := runCLI(t, c.args...)
+			if code != c.code || !strings.Contains(out, c.contains) {
+				t.Fatalf("exit %d (want %d)\nstdout:\n%s\nstderr:\n%s", code, c.code, out, errs)
+			}
+		})
+	}
+	data, err := os.ReadFile(trace)
+	if err != nil || !strings.Contains(string(data), `"action":"Teardown"`) {
+		t.Fatalf("trace file: %v %.200s", err, data)
+	}
+}

@@ -1,0 +1,259 @@
+package checkpoint_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/tracecheck/tracecheck/impl/checkpoint"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestValidateName(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ok   bool
+	}{
+		{"model", true}, {"model-v1.2_final", true}, {"модель", true},
+		{"", false}, {".", false}, {"..", false}, {"a/b", false}, {"../x", false}, {"/abs", false},
+		{".hidden", false}, {"a\x00b", false}, {"tab\there", false}, {strings.Repeat("x", 201), false},
+	} {
+		err := checkpoint.ValidateName(tc.name)
+		if (err == nil) != tc.ok {
+			t.Errorf("ValidateName(%q) = %v, want ok=%v", tc.name, err, tc.ok)
+		}
+		if err != nil && !errors.Is(err, checkpoint.ErrBadName) {
+			t.Errorf("ValidateName(%q) = %v, not ErrBadName", tc.name, err)
+		}
+	}
+}
+
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func sum(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+func TestStageAndVerify(t *testing.T) {
+	ctx := context.Background()
+	fsys := checkpoint.OSFS{}
+	files := map[string]string{"b.bin": "bbbb", "a/x.json": `{"w":1}`, "a/y/z.txt": "", "c": "cc"}
+	stage := func(t *testing.T, eval string) string {
+		dir := t.TempDir()
+		writeFiles(t, dir, files)
+		m, err := checkpoint.Stage(ctx, fsys, dir, checkpoint.StageOptions{Run: "r1", Name: "n", Eval: []byte(eval)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var paths []string
+		for _, f := range m.Files {
+			paths = append(paths, f.Path)
+			if f.SHA256 != sum(files[f.Path]) || f.Size != int64(len(files[f.Path])) {
+				t.Errorf("%s: %+v", f.Path, f)
+			}
+		}
+		if got := strings.Join(paths, ","); got != "a/x.json,a/y/z.txt,b.bin,c" {
+			t.Errorf("files %s", got)
+		}
+		if m.Bytes() != 13 || !strings.HasPrefix(m.Digest, "sha256:") {
+			t.Errorf("bytes %d digest %s", m.Bytes(), m.Digest)
+		}
+		return dir
+	}
+	claims := `{"passed":true,"files":{"b.bin":"` + sum("bbbb") + `"}}`
+	cases := []struct {
+		name   string
+		eval   string
+		mutate func(dir string) error
+		want   error
+	}{
+		{"intact", claims, func(string) error { return nil }, nil},
+		{"byte changed, same size", claims, func(d string) error { return os.WriteFile(filepath.Join(d, "c"), []byte("cX"), 0o644) }, checkpoint.ErrVerification},
+		{"file grew", "", func(d string) error { return os.WriteFile(filepath.Join(d, "a/y/z.txt"), []byte("more"), 0o644) }, checkpoint.ErrVerification},
+		{"file added", "", func(d string) error { return os.WriteFile(filepath.Join(d, "new"), nil, 0o644) }, checkpoint.ErrVerification},
+		{"file removed", "", func(d string) error { return os.Remove(filepath.Join(d, "b.bin")) }, checkpoint.ErrVerification},
+		{"manifest removed", "", func(d string) error { return os.Remove(filepath.Join(d, checkpoint.ManifestName)) }, checkpoint.ErrVerification},
+		{"manifest garbled", "", func(d string) error {
+			return os.WriteFile(filepath.Join(d, checkpoint.ManifestName), []byte("{"), 0o644)
+		}, checkpoint.ErrVerification},
+		{"manifest digest edited", "", func(d string) error {
+			p := filepath.Join(d, checkpoint.ManifestName)
+			b, _ := os.ReadFile(p)
+			return os.WriteFile(p, []byte(strings.Replace(string(b), `"size": 4`, `"size": 5`, 1)), 0o644)
+		}, checkpoint.ErrVerification},
+		{"symlink added", "", func(d string) error { return os.Symlink("b.bin", filepath.Join(d, "link")) }, checkpoint.ErrUnsafeFile},
+		{"fifo added", "", func(d string) error { return syscall.Mkfifo(filepath.Join(d, "fifo"), 0o644) }, checkpoint.ErrUnsafeFile},
+		{"claims another hash", `{"passed":true,"files":{"b.bin":"` + sum("other") + `"}}`, func(string) error { return nil }, checkpoint.ErrVerification},
+		{"claims a missing file", `{"passed":true,"files":{"nope":"` + sum("") + `"}}`, func(string) error { return nil }, checkpoint.ErrVerification},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := stage(t, tc.eval)
+			if err := tc.mutate(dir); err != nil {
+				t.Fatal(err)
+			}
+			_, err := checkpoint.Verify(ctx, fsys, dir, nil)
+			if tc.want == nil && err != nil || tc.want != nil && !errors.Is(err, tc.want) {
+				t.Fatalf("Verify = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestStageRefuses(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		make func(dir string) error
+		msg  string
+	}{
+		{"symlink outside", func(d string) error { return os.Symlink("/etc/passwd", filepath.Join(d, "vocab")) }, "points outside"},
+		{"symlink inside", func(d string) error {
+			_ = os.WriteFile(filepath.Join(d, "real"), nil, 0o644)
+			return os.Symlink("real", filepath.Join(d, "alias"))
+		}, "points inside"},
+		{"fifo", func(d string) error { return syscall.Mkfifo(filepath.Join(d, "fifo"), 0o644) }, "special file"},
+		{"socket-like reserved manifest", func(d string) error {
+			return os.WriteFile(filepath.Join(d, checkpoint.ManifestName), nil, 0o644)
+		}, "reserved"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := tc.make(dir); err != nil {
+				t.Fatal(err)
+			}
+			_, err := checkpoint.Stage(ctx, checkpoint.OSFS{}, dir, checkpoint.StageOptions{})
+			if !errors.Is(err, checkpoint.ErrUnsafeFile) || !strings.Contains(err.Error(), tc.msg) {
+				t.Fatalf("Stage = %v, want ErrUnsafeFile mentioning %q", err, tc.msg)
+			}
+		})
+	}
+	// Cancelled while hashing.
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"a": "x"})
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := checkpoint.Stage(cctx, checkpoint.OSFS{}, dir, checkpoint.StageOptions{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Stage with a cancelled context = %v", err)
+	}
+}
+
+func TestExecRunner(t *testing.T) {
+	dir := t.TempDir()
+	proc := func(script string) checkpoint.Process {
+		return checkpoint.Process{Argv: []string{"sh", "-c", script}, Env: os.Environ(),
+			Stdout: filepath.Join(dir, "out"), Stderr: filepath.Join(dir, "err"), Grace: 200 * time.Millisecond}
+	}
+	r := checkpoint.ExecRunner{}
+	ctx := context.Background()
+
+	ex, err := r.Run(ctx, proc(`echo hello; echo oops >&2; exit 3`), nil)
+	if err != nil || ex.Code != 3 || ex.Interrupted {
+		t.Fatalf("exit 3: %+v %v", ex, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "out")); string(b) != "hello\n" {
+		t.Errorf("stdout captured %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "err")); string(b) != "oops\n" {
+		t.Errorf("stderr captured %q", b)
+	}
+
+	ex, err = r.Run(ctx, proc(`kill -KILL $$`), nil)
+	if err != nil || ex.Code != -1 || ex.Signal != "killed" {
+		t.Fatalf("killed: %+v %v", ex, err)
+	}
+
+	// Interrupted: SIGTERM ignored, so SIGKILL after the grace period.
+	cctx, cancel := context.WithCancel(ctx)
+	var pid int
+	start := time.Now()
+	ex, err = r.Run(cctx, proc(`trap "" TERM; sleep 30 & wait; sleep 30`), func(p int) error {
+		pid = p
+		time.AfterFunc(100*time.Millisecond, cancel)
+		return nil
+	})
+	if err != nil || !ex.Interrupted || !ex.Killed || ex.PID != pid {
+		t.Fatalf("interrupted: %+v %v", ex, err)
+	}
+	if d := time.Since(start); d < 300*time.Millisecond || d > 10*time.Second {
+		t.Errorf("interrupt took %v, want about 100ms + 200ms grace", d)
+	}
+	// The group's background sleep was SIGKILLed too (it may linger briefly
+	// as a zombie until its new parent reaps it).
+	for i := 0; ; i++ {
+		err := syscall.Kill(-pid, 0)
+		if errors.Is(err, syscall.ESRCH) {
+			break
+		}
+		if i == 200 {
+			t.Errorf("process group %d still alive: %v", pid, err)
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	// started failing kills the process.
+	boom := errors.New("receipt failed")
+	if _, err := r.Run(ctx, proc(`sleep 30`), func(int) error { return boom }); !errors.Is(err, boom) {
+		t.Fatalf("started error: %v", err)
+	}
+	if _, err := r.Run(ctx, checkpoint.Process{Argv: []string{"/no/such/program"}, Stdout: filepath.Join(dir, "o"), Stderr: filepath.Join(dir, "e")}, nil); !errors.Is(err, checkpoint.ErrStart) {
+		t.Fatalf("missing program: %v", err)
+	}
+}
+
+func TestReadJournal(t *testing.T) {
+	line := func(run, action, phase string) string {
+		return `{"v":1,"instance":"` + run + `","seq":0,"action":"` + action + `","state":{"phase":"` + phase + `","verified":false,"published":false},"detail":{"publish_dir":"/p","name":"m"}}` + "\n"
+	}
+	s, err := checkpoint.ReadJournal(strings.NewReader(line("r", "Init", "Ready") + line("r", "ExecutePython", "Running") + `{"v":1,"inst`))
+	if err != nil || !s.Truncated || s.Last != "Running" || s.Terminal || s.Run != "r" || s.PublishDir != "/p" || s.Name != "m" || len(s.Events) != 2 {
+		t.Fatalf("truncated: %+v %v", s, err)
+	}
+	s, err = checkpoint.ReadJournal(strings.NewReader(line("r", "Init", "Ready") + line("r", "ExecutionFails", "Failed")))
+	if err != nil || !s.Terminal || s.Truncated {
+		t.Fatalf("terminal: %+v %v", s, err)
+	}
+	if _, err := checkpoint.ReadJournal(strings.NewReader(line("r", "Init", "Ready") + line("q", "Init", "Ready"))); !errors.Is(err, checkpoint.ErrForeignJournal) {
+		t.Fatalf("mixed runs: %v", err)
+	}
+	if _, err := checkpoint.ReadJournal(strings.NewReader("not json\n")); err == nil {
+		t.Fatal("garbage accepted")
+	}
+}
+
+func TestRecoverInput(t *testing.T) {
+	ctx := context.Background()
+	if _, err := checkpoint.Recover(ctx, checkpoint.RecoverOptions{}); !errors.Is(err, checkpoint.ErrConfig) {
+		t.Errorf("no dir: %v", err)
+	}
+	if _, err := checkpoint.Recover(ctx, checkpoint.RecoverOptions{PublishDir: filepath.Join(t.TempDir(), "none")}); !errors.Is(err, checkpoint.ErrConfig) {
+		t.Errorf("missing dir: %v", err)
+	}
+	reps, err := checkpoint.Recover(ctx, checkpoint.RecoverOptions{PublishDir: t.TempDir()})
+	if err != nil || len(reps) != 0 {
+		t.Errorf("empty dir: %v %v", reps, err)
+	}
+}

@@ -23,6 +23,8 @@ func TestCheckCommand(t *testing.T) {
 	bad := writeTemp(t, "bad.ndjson", `{"v":1,"instance":"r","seq":0,"action":"Init","state":{"phase":3}}`+"\n")
 	garbage := writeTemp(t, "garbage.bin", "\x89PNG\r\n\x1a\n\x00\x00")
 	empty := writeTemp(t, "empty.ndjson", "")
+	long := writeTemp(t, "long.ndjson", `{"v":1,"instance":"r","seq":0,"action":"Init","state":{}}`+"\n"+
+		`{"v":1,"instance":"`+strings.Repeat("x", 2<<20)+`"}`+"\n")
 	cases := []struct {
 		args     []string
 		code     int
@@ -46,6 +48,8 @@ func TestCheckCommand(t *testing.T) {
 		{[]string{"check", bad}, exitInput, nil, []string{"bad.ndjson:1: bad value: state.phase is int 3"}, nil},
 		{[]string{"check", garbage}, exitInput, nil, []string{"garbage.bin:1: binary data"}, nil},
 		{[]string{"check", empty}, exitInput, nil, []string{"empty.ndjson:1: empty trace"}, nil},
+		{[]string{"check", long}, exitInput, nil, []string{"long.ndjson:2: line too long: more than 1048576 bytes"}, nil},
+		{[]string{"check", "--max-line", "20", corpusDir + "program/published-ok.ndjson"}, exitInput, nil, []string{"published-ok.ndjson:1: line too long: more than 20 bytes"}, nil},
 		{[]string{"check", "/nonexistent/trace.ndjson"}, exitInput, nil, []string{"no such file"}, nil},
 		{[]string{"check", bad, corpusDir + "program/publish-unverified-bad.ndjson"}, exitInput, []string{"VIOLATION"}, nil, nil},
 		{[]string{"check"}, exitUsage, nil, []string{"no trace given"}, nil},

@@ -275,8 +275,11 @@ var fieldNames = []string{"v", "instance", "seq", "action", "state", "part", "st
 func (d *Decoder) parse(line []byte) error {
 	s := &scanner{b: line}
 	r := &d.raw
-	vars := r.State[:0]
-	*r = Raw{Pos: d.Pos(), Line: line, State: vars}
+	// Reset field by field: assigning a whole Raw{} costs more than the
+	// rest of the parse.
+	r.Pos.File, r.Pos.Line, r.Line = d.name, d.line, line
+	r.V, r.Instance, r.Seq, r.Action, r.Part, r.Stutter = 0, nil, 0, nil, nil, false
+	r.State, r.Time, r.Detail = r.State[:0], nil, nil
 	d.scratch = d.scratch[:0]
 	s.ws()
 	if !s.eat('{') {

@@ -257,3 +257,46 @@ func TestRecoverInput(t *testing.T) {
 		t.Errorf("empty dir: %v %v", reps, err)
 	}
 }
+
+// A file larger than BlockSize is verified block by block, on several
+// goroutines; a change in any block is found and named.
+func TestLargeFileBlocks(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	size := 2*checkpoint.BlockSize + 12345
+	data := make([]byte, size)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	p := filepath.Join(dir, "big.bin")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := checkpoint.Stage(ctx, checkpoint.OSFS{}, dir, checkpoint.StageOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := sha256.Sum256(data)
+	if f := m.Files[0]; f.SHA256 != hex.EncodeToString(whole[:]) || len(f.Blocks) != 3 {
+		t.Fatalf("entry %s, %d blocks; want the file's sha256 and 3 blocks", f.SHA256, len(f.Blocks))
+	}
+	var reports int
+	if _, err := checkpoint.Verify(ctx, checkpoint.OSFS{}, dir, func(checkpoint.Progress) { reports++ }); err != nil {
+		t.Fatal(err)
+	}
+	if reports == 0 {
+		t.Error("no progress reported")
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{data[checkpoint.BlockSize+5] ^ 1}, checkpoint.BlockSize+5); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	_, err = checkpoint.Verify(ctx, checkpoint.OSFS{}, dir, nil)
+	if !errors.Is(err, checkpoint.ErrVerification) || !strings.Contains(err.Error(), "block 1") {
+		t.Fatalf("Verify after a flipped byte = %v, want a block 1 mismatch", err)
+	}
+}

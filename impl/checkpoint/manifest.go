@@ -32,6 +32,9 @@ type FileEntry struct {
 	Size int64 `json:"size"`
 	// SHA256 is the hex SHA-256 of its contents.
 	SHA256 string `json:"sha256"`
+	// Blocks, for a file larger than BlockSize, holds the hex SHA-256 of
+	// each BlockSize block (the last may be shorter).
+	Blocks []string `json:"blocks,omitempty"`
 }
 
 // Manifest describes a checkpoint: every file, the evaluation that passed,
@@ -145,81 +148,6 @@ func symlinkInside(dir, rel, target string) bool {
 	return filepath.IsLocal(filepath.Join(filepath.Dir(filepath.FromSlash(rel)), target))
 }
 
-// hasher hashes files with one reusable buffer, reporting progress.
-type hasher struct {
-	fsys     FS
-	buf      []byte
-	step     string
-	done     int64
-	total    int64
-	start    time.Time
-	progress func(Progress)
-	last     time.Time
-}
-
-func newHasher(fsys FS, step string, total int64, progress func(Progress)) *hasher {
-	return &hasher{fsys: fsys, buf: make([]byte, 4<<20), step: step, total: total, start: time.Now(), progress: progress}
-}
-
-func (h *hasher) report(force bool) {
-	if h.progress == nil {
-		return
-	}
-	now := time.Now()
-	if !force && now.Sub(h.last) < 200*time.Millisecond {
-		return
-	}
-	h.last = now
-	h.progress(Progress{Step: h.step, Done: h.done, Total: h.total, Elapsed: now.Sub(h.start)})
-}
-
-// file hashes name; with sync it also fsyncs it. It returns size and hash.
-func (h *hasher) file(ctx context.Context, name string, sync bool) (int64, string, error) {
-	f, err := h.fsys.OpenFile(name, os.O_RDONLY, 0)
-	if err != nil {
-		return 0, "", err
-	}
-	defer f.Close()
-	// The fsync runs while the file is hashed: writeback of the program's
-	// dirty pages overlaps the reading, which the page cache serves.
-	var synced chan error
-	if sync {
-		synced = make(chan error, 1)
-		go func() { synced <- f.Sync() }()
-	}
-	n, sum, err := h.read(ctx, f)
-	if sync {
-		if serr := <-synced; serr != nil && err == nil {
-			err = fmt.Errorf("fsync %s: %w", name, serr)
-		}
-	}
-	return n, sum, err
-}
-
-func (h *hasher) read(ctx context.Context, f File) (int64, string, error) {
-	sum := sha256.New()
-	var n int64
-	for {
-		if err := ctx.Err(); err != nil {
-			return 0, "", err
-		}
-		k, err := f.Read(h.buf)
-		if k > 0 {
-			sum.Write(h.buf[:k])
-			n += int64(k)
-			h.done += int64(k)
-			h.report(false)
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return 0, "", err
-		}
-	}
-	return n, hex.EncodeToString(sum.Sum(nil)), nil
-}
-
 // StageOptions parameterise [Stage].
 type StageOptions struct {
 	Run, Name string
@@ -243,22 +171,14 @@ func Stage(ctx context.Context, fsys FS, dir string, opt StageOptions) (*Manifes
 	for _, f := range w.files {
 		total += f.Size
 	}
-	h := newHasher(fsys, "hashing", total, opt.Progress)
-	for i := range w.files {
-		f := &w.files[i]
-		n, sum, err := h.file(ctx, filepath.Join(dir, filepath.FromSlash(f.Path)), true)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, fmt.Errorf("%w: %s: %w", ErrSave, f.Path, err)
+	prog := newProgressor("hashing", total, opt.Progress)
+	if err := hashFiles(ctx, fsys, dir, w.files, true, prog); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
 		}
-		if n != f.Size {
-			return nil, fmt.Errorf("%w: %s changed size while staging (%d, then %d bytes)", ErrSave, f.Path, f.Size, n)
-		}
-		f.SHA256 = sum
+		return nil, fmt.Errorf("%w: %w", ErrSave, err)
 	}
-	h.report(true)
+	prog.finish()
 	clock := opt.Clock
 	if clock == nil {
 		clock = SystemClock{}
@@ -362,21 +282,20 @@ func Verify(ctx context.Context, fsys FS, dir string, progress func(Progress)) (
 			}
 		}
 	}
-	h := newHasher(fsys, "verifying", m.Bytes(), progress)
-	for _, f := range m.Files {
-		n, sum, err := h.file(ctx, filepath.Join(dir, filepath.FromSlash(f.Path)), false)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, fmt.Errorf("%w: %s: %w", ErrVerification, f.Path, err)
-		}
-		if n != f.Size || sum != f.SHA256 {
-			return nil, fmt.Errorf("%w: %s reads back as %d bytes sha256 %s, manifest says %d bytes sha256 %s",
-				ErrVerification, f.Path, n, short(sum), f.Size, short(f.SHA256))
+	// Every file's size as listed must be the manifest's before reading.
+	for _, f := range w.files {
+		if want[f.Path].Size != f.Size {
+			return nil, fmt.Errorf("%w: %s is %d bytes, manifest says %d", ErrVerification, f.Path, f.Size, want[f.Path].Size)
 		}
 	}
-	h.report(true)
+	prog := newProgressor("verifying", m.Bytes(), progress)
+	if err := hashFiles(ctx, fsys, dir, m.Files, false, prog); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("%w: %w", ErrVerification, err)
+	}
+	prog.finish()
 	if err := checkClaims(m); err != nil {
 		return nil, err
 	}

@@ -89,3 +89,19 @@ crash:
 BENCH_PUBLISH_BYTES ?= 1073741824
 bench-publish:
 	TRACECHECK_BENCH_BYTES=$(BENCH_PUBLISH_BYTES) $(GO) test -run '^$$' -bench '^BenchmarkPublishVsCopy$$' -benchtime 1x -timeout 60m ./impl/checkpoint/
+
+# Realtime session coordinators (figures in docs/session.md): Close latency
+# p50/p99 with 10,000 concurrent sessions and alone, memory per idle
+# session, operations/s through one coordinator, tracing on vs off.
+.PHONY: bench-session session-campaign
+bench-session:
+	$(GO) test -run '^$$' -bench '^Benchmark(Teardown10k|IdleMemory)$$' -benchtime 3x ./impl/session/
+	$(GO) test -run '^$$' -bench '^Benchmark(TeardownOne|Ops|Tracing)$$' -benchmem -benchtime 1s ./impl/session/
+
+# A longer session campaign than `make test`: porcupine with SESSION_OPS
+# operations per goroutine, rapid with 2000 sequences, and every test of
+# harness/sessioncheck (fault injection included) SESSION_COUNT times.
+SESSION_OPS ?= 10000
+SESSION_COUNT ?= 5
+session-campaign:
+	TRACECHECK_SESSION_OPS=$(SESSION_OPS) $(GO) test -race -count=$(SESSION_COUNT) -timeout 60m ./harness/sessioncheck/ -rapid.checks=2000

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -206,6 +207,9 @@ func TestLinearizable(t *testing.T) {
 	w := workload{goroutines: 8, opsEach: 2000, sessions: 12, closeProb: 0.0005, seed: 1}
 	if testing.Short() {
 		w.opsEach = 500
+	}
+	if n, err := strconv.Atoi(os.Getenv("TRACECHECK_SESSION_OPS")); err == nil && n > 0 {
+		w.opsEach = n // make session-campaign
 	}
 	run := runLinear(t, w)
 	if len(run.ops) < w.goroutines*w.opsEach {

@@ -151,7 +151,9 @@ func (c *compCoord) run() {
 				return // the M4 mutant: the forgotten compaction ended by itself
 			}
 		case r := <-c.stop:
-			r.reply <- c.shutdown(r.deadline)
+			res := c.shutdown(r.deadline)
+			res.who = r.who
+			r.reply <- res
 			return
 		case <-kill:
 			if !c.mutant || c.running == nil {

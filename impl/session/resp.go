@@ -182,7 +182,9 @@ func (c *respCoord) run() {
 		case ex := <-c.exits:
 			c.exited(ex)
 		case r := <-c.stop:
-			r.reply <- c.shutdown(r.deadline)
+			res := c.shutdown(r.deadline)
+			res.who = r.who
+			r.reply <- res
 			return
 		case <-c.s.kill:
 			return
@@ -261,8 +263,11 @@ func (c *respCoord) shutdown(deadline time.Time) stopResult {
 		p.cancel()
 		p.end(ErrClosed)
 	}
-	timer := time.NewTimer(time.Until(deadline))
-	defer timer.Stop()
+	var timer *time.Timer
+	if len(c.live) > 0 {
+		timer = time.NewTimer(time.Until(deadline))
+		defer timer.Stop()
+	}
 	for len(c.live) > 0 {
 		select {
 		case ex := <-c.exits:

@@ -147,37 +147,70 @@ func (s *Session) teardown(cause error) {
 	s.conn.Store(int32(ConnTorn))
 	deadline := start.Add(s.cfg.JoinTimeout)
 	type child struct {
-		name  string
-		stop  chan stopReq
-		reply chan stopResult
-		res   stopResult
-		ok    bool
+		name string
+		stop chan stopReq
+		sent bool
+		res  stopResult
+		ok   bool
 	}
 	kids := []*child{{name: "vad", stop: s.vad.stop}, {name: "resp", stop: s.resp.stop}}
 	if !s.cfg.MutantFireAndForgetCompaction {
 		kids = append(kids, &child{name: "compaction", stop: s.comp.stop})
 	}
-	// The children answer by the deadline; a child whose own goroutine is
-	// stuck does not answer at all, so the wait has a little slack more.
-	timer := time.NewTimer(time.Until(deadline) + slack(s.cfg.JoinTimeout))
-	defer timer.Stop()
-	for _, k := range kids {
-		k.reply = make(chan stopResult, 1)
+	// A child that takes the stop request answers by the deadline; a child
+	// whose own goroutine is stuck does not take it at all. Timers are made
+	// only if some child does not respond at once.
+	var timer *time.Timer
+	wait := func(d time.Duration) <-chan time.Time {
+		if timer == nil {
+			timer = time.NewTimer(d)
+		}
+		return timer.C
+	}
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	replies := make(chan stopResult, len(kids))
+	reqs := make([]stopReq, len(kids))
+	pending := 0
+	for i, k := range kids { // at once, to every child that is listening
+		reqs[i] = stopReq{deadline: deadline, who: i, reply: replies}
 		select {
-		case k.stop <- stopReq{deadline: deadline, reply: k.reply}:
-		case <-timer.C:
-			k.reply = nil
+		case k.stop <- reqs[i]:
+			k.sent = true
+			pending++
+		default:
 		}
 	}
-	for _, k := range kids {
-		if k.reply == nil {
+	for i, k := range kids { // then to the busy ones, until the deadline
+		if k.sent {
 			continue
 		}
 		select {
-		case k.res = <-k.reply:
-			k.ok = !k.res.abandoned
-		case <-timer.C:
+		case k.stop <- reqs[i]:
+			k.sent = true
+			pending++
+		case <-wait(time.Until(deadline)):
+			timer = nil // expired: the remaining busy children are abandoned
+			goto collect
 		}
+	}
+collect:
+	for ; pending > 0; pending-- {
+		var r stopResult
+		select {
+		case r = <-replies:
+		default:
+			select {
+			case r = <-replies:
+			case <-wait(max(time.Until(deadline), 0) + slack(s.cfg.JoinTimeout)):
+				pending = 0
+				continue
+			}
+		}
+		kids[r.who].res, kids[r.who].ok = r, !r.abandoned
 	}
 	var abandoned []string
 	for _, k := range kids {

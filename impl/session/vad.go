@@ -106,12 +106,14 @@ type frameResult struct {
 // stopReq asks a child coordinator to stop; it answers by the deadline.
 type stopReq struct {
 	deadline time.Time
-	reply    chan stopResult
+	who      int // echoed in the result
+	reply    chan<- stopResult
 }
 
 // stopResult is a child's answer to stopReq: its state when it exits, and
 // whether it had to abandon work that ignored cancellation.
 type stopResult struct {
+	who       int
 	state     int8
 	abandoned bool
 }
@@ -141,7 +143,7 @@ func (v *vadCoord) run() {
 			r.reply <- v.handle(r.pcm)
 		case r := <-v.stop:
 			v.commit(v.core.terminate(), "", TurnEvent{})
-			r.reply <- stopResult{state: int8(v.core.state)}
+			r.reply <- stopResult{who: r.who, state: int8(v.core.state)}
 			return
 		case <-v.s.kill:
 			return

@@ -307,3 +307,37 @@ func formatTally(m map[string]int) string {
 	}
 	return b.String()
 }
+
+// TestStartupRecovery: a publisher's start-up recovers a dead run's
+// leftovers once (reporting it) and skips settled runs afterwards.
+func TestStartupRecovery(t *testing.T) {
+	pub := filepath.Join(t.TempDir(), "pub")
+	job := crashJob{PublishDir: pub, Name: "model", Command: cmd(t, "train.py", "--extra-mb", "4")}
+	out := runChildAt(t, job, `"ProgramSucceeds"`, 0)
+	if !out.killed {
+		t.Skipf("SKIP: the publisher finished before it could be killed: %+v", out)
+	}
+	ctx := context.Background()
+	cfg := checkpoint.Config{PublishDir: pub, Name: "next", Command: []string{"true", "good"}, Runner: fakeRunner()}
+	res, err := checkpoint.Publish(ctx, cfg)
+	if err != nil || res.Outcome != checkpoint.PhasePublished {
+		t.Fatalf("publish after a crash: %v %+v", err, res)
+	}
+	if len(res.Recovered) != 1 || res.Recovered[0].Name != "model" || len(res.Recovered[0].Removed) != 1 ||
+		res.Recovered[0].Outcome != checkpoint.OutcomeNotPublished || res.Recovered[0].JournalTerminal {
+		t.Fatalf("start-up recovery: %+v", res.Recovered)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(pub, checkpoint.MetaDir, "staging")); len(ents) != 0 {
+		t.Errorf("staging leftovers: %v", ents)
+	}
+	cfg.Name = "third"
+	res, err = checkpoint.Publish(ctx, cfg)
+	if err != nil || len(res.Recovered) != 0 {
+		t.Fatalf("second start-up recovered %+v (%v); want nothing pending", res.Recovered, err)
+	}
+	// An explicit recovery still reports every run, from the directory.
+	reps, err := checkpoint.Recover(ctx, checkpoint.RecoverOptions{PublishDir: pub})
+	if err != nil || len(reps) != 3 {
+		t.Fatalf("recover: %+v %v", reps, err)
+	}
+}

@@ -251,7 +251,7 @@ func Publish(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	res := &Result{RunID: cfg.RunID}
 	if !cfg.SkipRecovery {
-		reps, err := Recover(ctx, RecoverOptions{PublishDir: cfg.PublishDir, FS: fsys, Clock: cfg.Clock})
+		reps, err := Recover(ctx, RecoverOptions{PublishDir: cfg.PublishDir, FS: fsys, Clock: cfg.Clock, Pending: true})
 		if err != nil {
 			return nil, fmt.Errorf("start-up recovery: %w", err)
 		}

@@ -62,6 +62,11 @@ type RecoverOptions struct {
 	// Journal, if set, limits recovery to that journal's run, which must
 	// be a run of PublishDir ([ErrForeignJournal] otherwise).
 	Journal string
+	// Pending limits recovery to runs that need it: a run whose journal is
+	// terminal, or that was recovered before, and that left no staging
+	// directory is skipped without re-verifying its checkpoint. The
+	// publisher's start-up recovery uses it.
+	Pending bool
 	// FS and Clock default to the real ones.
 	FS    FS
 	Clock Clock
@@ -127,9 +132,34 @@ func Recover(ctx context.Context, opt RecoverOptions) ([]RunReport, error) {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
+		if opt.Pending && settled(opt.FS, dir) {
+			continue
+		}
 		out = append(out, recoverRun(ctx, opt, dir))
 	}
 	return out, nil
+}
+
+// settled reports whether a run needs no recovery: its journal is
+// terminal or it was recovered before, and it has no staging directory.
+func settled(fsys FS, dir string) bool {
+	meta, err := readRunMeta(fsys, dir)
+	if err != nil {
+		return false
+	}
+	if _, err := fsys.Lstat(meta.Staging); !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	if _, err := fsys.Lstat(filepath.Join(dir, "recovery.json")); err == nil {
+		return true
+	}
+	f, err := fsys.OpenFile(meta.Journal, os.O_RDONLY, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	s, err := ReadJournal(f)
+	return err == nil && s.Terminal && s.Run == meta.Run
 }
 
 // journalRunDir finds the run directory of the journal opt.Journal.

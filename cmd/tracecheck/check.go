@@ -2,14 +2,18 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/tracecheck/tracecheck/harness/check"
+	"github.com/tracecheck/tracecheck/trace"
 )
 
 // exitIncomplete is check's and replay's exit code for a trace that broke
@@ -22,8 +26,8 @@ func init() {
 
 const checkSynopsis = `[--model M] [--json] [--last K] [--live] FILE...|-
 
-Validates each trace (NDJSON, docs/trace-format.md; "-" reads standard
-input) against a bundled spec, the way TLC trace validation does: per
+Validates each trace (NDJSON, docs/trace-format.md, or an ITF document,
+docs/itf.md; "-" reads standard input) against a bundled spec, the way TLC trace validation does: per
 instance it keeps every spec state consistent with the events so far, and
 checks each event's action, state, invariants and action properties.
 
@@ -75,25 +79,56 @@ func (f traceFlags) validate(cmd string, stderr io.Writer) bool {
 }
 
 // openTrace opens file ("-": stdin) and picks its model: the flag's, or
-// one inferred from the trace's first 64 KiB.
+// one inferred from the head of the trace. An ITF document
+// (docs/itf.md) is read whole and checked as NDJSON, one line a state,
+// with the file's base name as its instance unless it names its own. On
+// standard input only the first line is awaited before checking starts,
+// so that a live monitor on a pipe reports as events arrive.
 func openTrace(file, modelName string, stdin io.Reader) (io.Reader, string, traceModel, func(), error) {
-	var r io.Reader
 	name := file
 	closer := func() {}
+	var r io.Reader
+	var head []byte
 	if file == "-" {
-		r, name = stdin, "stdin"
+		name = "stdin"
+		br := bufio.NewReaderSize(stdin, 64<<10)
+		first, _ := br.ReadSlice('\n') // the first line, or up to 64 KiB of it
+		head = bytes.Clone(first)
+		r = io.MultiReader(bytes.NewReader(head), br)
+		if _, err := trace.ParseEvent(bytes.TrimRight(head, "\r\n"), trace.Pos{File: name, Line: 1}); err != nil {
+			// Not an NDJSON event: perhaps an ITF document.
+			out, itf, err := trace.AsNDJSON(r, "stdin")
+			if err != nil {
+				return nil, name, nil, closer, fmt.Errorf("%s: ITF: %w", name, err)
+			}
+			r = out
+			if itf {
+				head = nil
+			}
+		}
 	} else {
 		f, err := os.Open(file)
 		if err != nil {
 			return nil, name, nil, closer, err
 		}
-		r, closer = f, func() { f.Close() }
+		closer = func() { f.Close() }
+		base := filepath.Base(file)
+		if i := strings.IndexByte(base, '.'); i > 0 {
+			base = base[:i]
+		}
+		out, _, err := trace.AsNDJSON(f, base)
+		if err != nil {
+			return nil, name, nil, closer, fmt.Errorf("%s: ITF: %w", name, err)
+		}
+		r = out
 	}
 	if modelName == "" {
-		br := bufio.NewReaderSize(r, 64<<10)
-		head, _ := br.Peek(64 << 10) // short input is fine
+		if head == nil {
+			br := bufio.NewReaderSize(r, 64<<10)
+			head, _ = br.Peek(64 << 10) // short input is fine
+			r = br
+		}
 		modelName = inferModel(head)
-		r = br
 	}
 	m, _ := traceModelFor(modelName)
 	return r, name, m, closer, nil

@@ -1,11 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/tracecheck/tracecheck/trace"
 )
 
 const corpusDir = "../../traces/"
@@ -195,5 +202,102 @@ func TestCoverageCommand(t *testing.T) {
 	bad := writeTemp(t, "bad.ndjson", "{\n")
 	if _, errs, code := runCLI(t, "coverage", bad); code != exitInput || !strings.Contains(errs, "bad.ndjson:1:") {
 		t.Errorf("bad input: exit %d, %s", code, errs)
+	}
+}
+
+// itfOf converts an NDJSON corpus trace (one instance) to an ITF document.
+func itfOf(t *testing.T, path string) string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d := trace.NewDecoder(f, path)
+	var evs []trace.Event
+	for {
+		e, err := d.Decode()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, e)
+	}
+	var b bytes.Buffer
+	if err := trace.WriteITF(&b, evs); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// ITF input, from a file and from standard input, gets the same verdict
+// and line (line N is state N-1) as the NDJSON it came from.
+func TestCheckCommandITF(t *testing.T) {
+	doc := itfOf(t, corpusDir+"program/publish-unverified-bad.ndjson")
+	p := writeTemp(t, "run.itf.json", doc)
+	out, errs, code := runCLI(t, "check", p)
+	if code != exitViolation || !strings.Contains(out, "run.itf.json:4: instance run-5, seq 3, action AtomicPublication") {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	old := stdin
+	defer func() { stdin = old }()
+	stdin = strings.NewReader(itfOf(t, corpusDir+"session/composite-teardown-ok.ndjson"))
+	out, errs, code = runCLI(t, "check", "-")
+	if code != exitOK || !strings.Contains(out, "stdin: VALID (model session") {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	bad := writeTemp(t, "bad.itf.json", `{"vars":["phase"],"states":[{"phase":null}]}`)
+	if _, errs, code := runCLI(t, "check", bad); code != exitInput || !strings.Contains(errs, "bad.itf.json: ITF:") {
+		t.Errorf("bad ITF: exit %d, %s", code, errs)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and one poller.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// On a pipe, check --live reports a violation while the writer is still
+// writing: it waits for the first line only, not for 64 KiB or EOF.
+func TestCheckLivePipe(t *testing.T) {
+	pr, pw := io.Pipe()
+	old := stdin
+	stdin = pr
+	defer func() { stdin = old }()
+	var out, errb syncBuffer
+	done := make(chan int)
+	go func() { done <- run([]string{"check", "--live", "-"}, &out, &errb) }()
+	fmt.Fprintln(pw, `{"v":1,"instance":"s","seq":0,"action":"Init","state":{"conn":0,"vad":0,"resp":0,"compaction":0}}`)
+	fmt.Fprintln(pw, `{"v":1,"instance":"s","seq":1,"action":"CompFinish","state":{"compaction":0}}`)
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.String(), "VIOLATION (live)") {
+		if time.Now().After(deadline) {
+			pw.Close()
+			<-done
+			t.Fatalf("no live report while the pipe is open; stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !strings.Contains(out.String(), "stdin:2: instance s, seq 1, action CompFinish") {
+		t.Errorf("live report:\n%s", out.String())
+	}
+	pw.Close()
+	if code := <-done; code != exitViolation {
+		t.Errorf("exit %d", code)
 	}
 }

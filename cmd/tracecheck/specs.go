@@ -66,12 +66,28 @@ func traceModelFor(name string) (traceModel, bool) {
 
 var actionField = regexp.MustCompile(`"action"\s*:\s*"([A-Za-z0-9_]+)"`)
 
-// inferModel guesses the model from the action names in the head of a
-// trace: the first action that only one of program and session has
-// decides. It falls back to program.
+var varField = regexp.MustCompile(`"(phase|verified|published|conn|vad|resp|compaction)"\s*:`)
+
+// inferModel guesses the model from the head of a trace: the first action
+// that only one of program and session has decides, else the first
+// variable name only one has (so the Init line alone suffices). It falls
+// back to program.
 func inferModel(head []byte) string {
 	prog, _ := traceModelFor("program")
 	sess, _ := traceModelFor("session")
+	if m := inferFromActions(head, prog, sess); m != "" {
+		return m
+	}
+	if m := varField.FindSubmatch(head); m != nil {
+		switch string(m[1]) {
+		case "conn", "vad", "resp", "compaction":
+			return "session"
+		}
+	}
+	return "program"
+}
+
+func inferFromActions(head []byte, prog, sess traceModel) string {
 	for _, line := range bytes.Split(head, []byte("\n")) {
 		if bytes.Contains(line, []byte(`"stutter":true`)) {
 			continue
@@ -87,7 +103,7 @@ func inferModel(head []byte) string {
 			}
 		}
 	}
-	return "program"
+	return ""
 }
 
 func modelList() string { return strings.Join(traceModelNames, ", ") }

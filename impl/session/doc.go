@@ -47,8 +47,13 @@
 // the step, never inferred from the action's name. The spec's atomic
 // Teardown is emitted as ONE step, by the connection coordinator, after
 // every child has been joined (or abandoned); its state holds the four
-// variables as each child reported them. Starts are refused from the moment
-// teardown begins, so placing the step at the end is a valid linearization.
+// variables as each child reported them. A child commits nothing after it
+// has been stopped, and the step is emitted after the last child stopped,
+// so every child transition is either before the Teardown step or refused:
+// placing the atomic step there is a valid linearization. (A child may still
+// commit, say, a VadStop between the moment teardown begins and the moment
+// that child is stopped; the trace shows it before Teardown, where the
+// spec allows it.)
 // Commits and emission share a per-session lock, so the order of a
 // session's events is the order of its commits. With no sink, tracing costs
 // one nil check per transition.

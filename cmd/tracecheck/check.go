@@ -43,7 +43,10 @@ Models: program, session, session-mutant-no-compaction-teardown. Without
 
 Output: text for people; --json writes one JSON object
 {"verdict": ..., "reports": [...], "errors": [...]}.
-With --live (for a pipe) each violation is printed as soon as it is seen.
+With --live (for a pipe) each violation is printed as soon as it is seen,
+and instances that finished valid are dropped 10,000 events later, so that
+memory stays bounded by the live instances; the final report counts them
+instead of listing them.
 
 Exit codes: 0 every instance valid; 1 a violation; 4 incomplete (and no
 violation); 3 input error (unreadable file, malformed line, unknown action
@@ -181,6 +184,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		}
 		o := opt
 		if *live {
+			o.Forget = true
 			o.OnViolation = func(res check.InstanceResult) {
 				fmt.Fprintf(stdout, "%s: VIOLATION (live)\n", name)
 				res.WriteText(stdout)

@@ -57,6 +57,9 @@ func (e *InputError) Unwrap() error { return e.Err }
 // Is makes every InputError match [ErrInput].
 func (e *InputError) Is(target error) bool { return target == ErrInput }
 
+// DefaultLinger is Options.Linger's default.
+const DefaultLinger = 10000
+
 // DefaultLast is the number of matched events a divergence report shows
 // when Options.Last is zero.
 const DefaultLast = 5
@@ -72,6 +75,19 @@ type Options struct {
 	Last int
 	// MaxLine bounds a line's length in bytes; 0 means trace.DefaultMaxLine.
 	MaxLine int
+	// Forget drops an instance as soon as it is finished: valid so far and
+	// in states where the spec may stop and can only stutter (a torn-down
+	// session, a published run). Memory is then bounded by the instances
+	// still live, as a long-running monitor needs; the report counts the
+	// forgotten instances (Report.Forgotten) instead of listing them. A
+	// later event of a forgotten instance is checked as a new instance's
+	// (so anything but Init is a violation): to let late stutter events
+	// and self-loops through, an instance is forgotten only after Linger
+	// more events of the stream have passed with it still finished.
+	Forget bool
+	// Linger is how many events of the stream a finished instance is kept
+	// for before Forget drops it; 0 means DefaultLinger.
+	Linger int
 	// OnStep, if set, is called after each accepted event (replay uses it).
 	OnStep func(Step)
 	// OnViolation, if set, is called as soon as an instance violates the
@@ -159,6 +175,7 @@ type Checker[S comparable] struct {
 	succ   map[succKey[S]]*succEntry[S]
 	valn   map[S][]model.Value
 	stop   map[S]bool
+	quiet  map[S]bool
 	trans  map[transKey[S]]*transInfo
 
 	insts map[string]*instance[S]
@@ -170,6 +187,10 @@ type Checker[S comparable] struct {
 
 	events    int
 	ambiguous int
+	forgotten int
+	dropped   int // forgotten instances still in order
+	finishing []finishing[S]
+	fhead     int
 	truncated *trace.Pos
 	truncInst string
 	closed    *Report
@@ -244,7 +265,7 @@ func New[S comparable](sp *model.Spec[S], opt Options) (*Checker[S], error) {
 	c := &Checker[S]{sp: sp, opt: opt, name: name, last: opt.last(),
 		varIdx: make(map[string]int), actIdx: make(map[string]int),
 		succ: make(map[succKey[S]]*succEntry[S]), valn: make(map[S][]model.Value),
-		stop: make(map[S]bool), trans: make(map[transKey[S]]*transInfo),
+		stop: make(map[S]bool), quiet: make(map[S]bool), trans: make(map[transKey[S]]*transInfo),
 		insts: make(map[string]*instance[S])}
 	for i, v := range sp.Vars {
 		c.varIdx[v] = i
@@ -267,13 +288,15 @@ func New[S comparable](sp *model.Spec[S], opt Options) (*Checker[S], error) {
 
 // instance is the live state of one instance.
 type instance[S comparable] struct {
-	res     InstanceResult
-	lastSeq uint64
-	cands   []S
-	comp    *composite
-	ring    []recent
-	ringN   int
-	trunc   bool
+	res        InstanceResult
+	lastSeq    uint64
+	cands      []S
+	comp       *composite
+	ring       []recent
+	ringN      int
+	trunc      bool
+	forgotten  bool
+	finishedAt int // the event count when it last became finished (Forget)
 }
 
 type composite struct {
@@ -509,7 +532,94 @@ func (c *Checker[S]) Feed(r *trace.Raw) error {
 	if c.opt.OnStep != nil {
 		c.opt.OnStep(c.stepInfo(in, r))
 	}
+	if c.opt.Forget {
+		in.finishedAt = 0
+		if in.comp == nil && c.finished(in) {
+			in.finishedAt = c.events
+			c.finishing = append(c.finishing, finishing[S]{in, c.events})
+		}
+		c.expire()
+	}
 	return nil
+}
+
+type finishing[S comparable] struct {
+	in *instance[S]
+	at int
+}
+
+// expire forgets the instances that have been finished for Linger events.
+func (c *Checker[S]) expire() {
+	linger := c.opt.Linger
+	if linger <= 0 {
+		linger = DefaultLinger
+	}
+	for c.fhead < len(c.finishing) && c.finishing[c.fhead].at+linger <= c.events {
+		f := c.finishing[c.fhead]
+		c.finishing[c.fhead] = finishing[S]{}
+		c.fhead++
+		if !f.in.forgotten && f.in.finishedAt == f.at && f.in.res.Verdict != Violation {
+			c.forget(f.in)
+		}
+	}
+	if c.fhead > 64 && c.fhead > len(c.finishing)/2 {
+		n := copy(c.finishing, c.finishing[c.fhead:])
+		clear(c.finishing[n:])
+		c.finishing = c.finishing[:n]
+		c.fhead = 0
+	}
+}
+
+// Live returns the number of instances the checker holds state for: all
+// instances seen, less those forgotten (Options.Forget).
+func (c *Checker[S]) Live() int { return len(c.insts) }
+
+// finished reports whether every candidate of in is a state where the spec
+// may stop and no action leads anywhere else.
+func (c *Checker[S]) finished(in *instance[S]) bool {
+	for _, s := range in.cands {
+		if !c.mayStop(s) {
+			return false
+		}
+		q, ok := c.quiet[s]
+		if !ok {
+			q = true
+			for a := range c.sp.Actions {
+				for _, t := range c.successors(s, a).next {
+					if t != s {
+						q = false
+					}
+				}
+			}
+			if len(c.quiet) >= maxCache {
+				clear(c.quiet)
+			}
+			c.quiet[s] = q
+		}
+		if !q {
+			return false
+		}
+	}
+	return len(in.cands) > 0
+}
+
+func (c *Checker[S]) forget(in *instance[S]) {
+	delete(c.insts, in.res.Instance)
+	in.forgotten = true
+	in.cands, in.ring = nil, nil
+	c.forgotten++
+	c.dropped++
+	if c.dropped > 64 && c.dropped > len(c.order)/2 {
+		live := c.order[:0]
+		for _, x := range c.order {
+			if !x.forgotten {
+				live = append(live, x)
+			}
+		}
+		clear(c.order[len(live):])
+		c.order = live
+		c.dropped = 0
+	}
 }
 
 func (c *Checker[S]) actionList() string {
@@ -705,7 +815,11 @@ func (c *Checker[S]) Close() *Report {
 	if c.truncated != nil {
 		rep.Truncated = &Truncation{File: c.truncated.File, Line: c.truncated.Line, Instance: c.truncInst}
 	}
+	rep.Forgotten = c.forgotten
 	for _, in := range c.order {
+		if in.forgotten {
+			continue
+		}
 		res := in.res
 		if res.Verdict != Violation {
 			res.Verdict, res.Reason = c.final(in)

@@ -468,3 +468,57 @@ func TestCoverage(t *testing.T) {
 		t.Errorf("coverage text:\n%s", b.String())
 	}
 }
+
+// With Forget, a monitor over an endless stream of sessions holds only the
+// live ones: memory is bounded by live instances, not by instances seen.
+func TestForget(t *testing.T) {
+	c, err := check.New(session.Spec(session.Options{}), check.Options{Forget: true, Linger: 3, Name: "live"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := func(conn, vad, resp, comp int) map[string]any {
+		return map[string]any{"conn": conn, "vad": vad, "resp": resp, "compaction": comp}
+	}
+	maxLive := 0
+	const sessions = 2000
+	for i := 0; i < sessions; i++ {
+		// Two sessions overlap at a time.
+		for _, e := range []trace.Event{
+			{Instance: fmt.Sprint("s", i), Seq: 0, Action: trace.InitAction, State: st(0, 0, 0, 0)},
+			{Instance: fmt.Sprint("s", i), Seq: 1, Action: session.VadStart, State: st(0, 1, 0, 0)},
+		} {
+			if err := c.Emit(e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if i > 0 {
+			if err := c.Emit(trace.Event{Instance: fmt.Sprint("s", i-1), Seq: 2, Action: session.Teardown, State: st(1, 2, 2, 2)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		maxLive = max(maxLive, c.Live())
+	}
+	if maxLive > 3 {
+		t.Errorf("%d live instances at most, want 3 (2 live, 1 lingering)", maxLive)
+	}
+	// A stutter event soon after teardown is still accepted.
+	if err := c.Emit(trace.Event{Instance: "s1998", Seq: 3, Action: "tts.flush", Stutter: true, State: st(1, 2, 2, 2)}); err != nil {
+		t.Fatal(err)
+	}
+	// A late event of a forgotten session is still a violation.
+	if err := c.Emit(trace.Event{Instance: "s5", Seq: 3, Action: session.VadStart, State: st(1, 1, 2, 2)}); err != nil {
+		t.Fatal(err)
+	}
+	rep := c.Close()
+	// s1998 lingers (its stutter restarted the clock), s1999 is live, s5 is new.
+	if rep.Forgotten != sessions-2 || rep.Verdict() != check.Violation || len(rep.Instances) != 3 {
+		var b bytes.Buffer
+		rep.WriteText(&b)
+		t.Fatalf("forgotten %d, verdict %v, %d listed\n%s", rep.Forgotten, rep.Verdict(), len(rep.Instances), b.String())
+	}
+	var b bytes.Buffer
+	rep.WriteText(&b)
+	if !strings.Contains(b.String(), "1998 more valid instances finished and were not kept") {
+		t.Errorf("report:\n%s", b.String())
+	}
+}

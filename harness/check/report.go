@@ -98,6 +98,9 @@ type Report struct {
 	// that several transitions fitted, which coverage does not count.
 	Exercised []Transition `json:"exercised,omitempty"`
 	Ambiguous int          `json:"ambiguous_steps,omitempty"`
+	// Forgotten counts the valid instances dropped when they finished
+	// (Options.Forget); they are not in Instances.
+	Forgotten int `json:"forgotten_valid,omitempty"`
 }
 
 // Verdict returns the worst verdict of any instance: violation, then
@@ -105,7 +108,7 @@ type Report struct {
 // trace with no instance is incomplete.
 func (r *Report) Verdict() Verdict {
 	v := Valid
-	if r.Truncated != nil || len(r.Instances) == 0 {
+	if r.Truncated != nil || len(r.Instances)+r.Forgotten == 0 {
 		v = Incomplete
 	}
 	for _, in := range r.Instances {
@@ -155,6 +158,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "%s: %s (model %s, %d events, %d instance%s: %d valid, %d incomplete, %d violation)\n",
 		r.File, strings.ToUpper(r.Verdict().String()), r.Model, r.Events, len(r.Instances), plural,
 		r.Count(Valid), r.Count(Incomplete), r.Count(Violation))
+	if r.Forgotten > 0 {
+		fmt.Fprintf(&b, "  %d more valid instances finished and were not kept (live monitoring)\n", r.Forgotten)
+	}
 	if t := r.Truncated; t != nil {
 		who := "every instance"
 		if t.Instance != "" {

@@ -27,6 +27,7 @@ const (
 
 var opNames = [...]string{"Push", "Start", "Cancel", "Finish", "Trigger", "Close"}
 
+// String returns the operation's name.
 func (k OpKind) String() string {
 	if int(k) < len(opNames) {
 		return opNames[k]
@@ -71,6 +72,7 @@ const (
 
 var errNames = [...]string{"ok", "closed", "busy", "no-response", "other"}
 
+// String returns the error kind's name.
 func (e ErrKind) String() string { return errNames[e] }
 
 // Classify maps an error returned by impl/session to its ErrKind.

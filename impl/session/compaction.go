@@ -19,6 +19,7 @@ const (
 	CompTerminated CompactionState = 2 // canceled and joined at teardown
 )
 
+// String returns the state's name.
 func (s CompactionState) String() string {
 	switch s {
 	case CompIdle:

@@ -19,6 +19,7 @@ const (
 	RespTerminated RespState = 2 // shut down: no response will start again
 )
 
+// String returns the state's name.
 func (s RespState) String() string {
 	switch s {
 	case RespIdle:

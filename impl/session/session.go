@@ -19,6 +19,7 @@ const (
 	ConnTorn ConnState = 1 // torn down (or tearing down): refusing work
 )
 
+// String returns the state's name.
 func (s ConnState) String() string {
 	switch s {
 	case ConnLive:

@@ -16,6 +16,7 @@ const (
 	VADTerminated VADState = 2 // the VAD goroutine has been joined
 )
 
+// String returns the state's name.
 func (s VADState) String() string {
 	switch s {
 	case VADSilent:
@@ -38,6 +39,7 @@ const (
 	TurnStopped                 // speech stopped (VadStop)
 )
 
+// String returns the kind's name.
 func (k TurnKind) String() string {
 	switch k {
 	case TurnNone:

@@ -1,0 +1,82 @@
+package sessioncheck
+
+import (
+	"testing"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/tracecheck/tracecheck/impl/session"
+	"github.com/tracecheck/tracecheck/trace"
+)
+
+// op builds a porcupine operation.
+func op(client int, call, ret int64, in Op, out Result) porcupine.Operation {
+	return porcupine.Operation{ClientId: client, Input: in, Call: call, Output: out, Return: ret}
+}
+
+// TestModelJudges shows the sequential model accepting linearizable
+// histories and rejecting non-linearizable ones: it is not vacuous.
+func TestModelJudges(t *testing.T) {
+	start := Op{Kind: OpStart}
+	tests := []struct {
+		name string
+		h    []porcupine.Operation
+		want porcupine.CheckResult
+	}{
+		{"overlapping starts get 1 and 2", []porcupine.Operation{
+			op(0, 1, 4, start, Result{ID: 2}), op(1, 2, 3, start, Result{ID: 1})}, porcupine.Ok},
+		{"two starts both get 1", []porcupine.Operation{
+			op(0, 1, 2, start, Result{ID: 1}), op(1, 3, 4, start, Result{ID: 1})}, porcupine.Illegal},
+		{"finish of a superseded response succeeds", []porcupine.Operation{
+			op(0, 1, 2, start, Result{ID: 1}), op(0, 3, 4, start, Result{ID: 2}),
+			op(0, 5, 6, Op{Kind: OpFinish, ID: 1}, Result{})}, porcupine.Illegal},
+		{"push after close succeeds", []porcupine.Operation{
+			op(0, 1, 2, Op{Kind: OpClose}, Result{}),
+			op(1, 3, 4, Op{Kind: OpPush, Speech: true}, Result{Turn: session.TurnStarted, Frame: 1})}, porcupine.Illegal},
+		{"push concurrent with close may be refused", []porcupine.Operation{
+			op(0, 1, 4, Op{Kind: OpClose}, Result{}),
+			op(1, 2, 3, Op{Kind: OpPush, Speech: true}, Result{Err: ErrClosed})}, porcupine.Ok},
+		{"busy with nothing running", []porcupine.Operation{
+			op(0, 1, 2, Op{Kind: OpTrigger}, Result{Err: ErrBusy})}, porcupine.Illegal},
+		{"busy, then a finished job lets a trigger in", []porcupine.Operation{
+			op(0, 1, 2, Op{Kind: OpTrigger}, Result{ID: 1}), op(0, 3, 4, Op{Kind: OpTrigger}, Result{Err: ErrBusy}),
+			op(0, 5, 6, Op{Kind: OpTrigger}, Result{ID: 2})}, porcupine.Ok},
+		{"silence ends the turn", []porcupine.Operation{
+			op(0, 1, 2, Op{Kind: OpPush, Speech: true}, Result{Turn: session.TurnStarted, Frame: 1}),
+			op(0, 3, 4, Op{Kind: OpPush}, Result{Turn: session.TurnNone, Frame: 2})}, porcupine.Illegal},
+		{"other sessions are independent", []porcupine.Operation{
+			op(0, 1, 2, Op{Session: 0, Kind: OpStart}, Result{ID: 1}),
+			op(1, 3, 4, Op{Session: 1, Kind: OpStart}, Result{ID: 1})}, porcupine.Ok},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := porcupine.CheckOperationsTimeout(Model(), tt.h, 0); got != tt.want {
+				t.Fatalf("porcupine says %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestWindows(t *testing.T) {
+	ev := func(action string, detail map[string]any) trace.Event {
+		return trace.Event{Instance: "s", Action: action, Detail: detail}
+	}
+	events := []Stamped{
+		{At: 5, Event: ev("RespStart", map[string]any{"response": uint64(1)})},
+		{At: 9, Event: ev("RespFinish", map[string]any{"response": uint64(1), "cause": "finish"})},
+		{At: 12, Event: ev("RespFinish", map[string]any{"response": uint64(2), "cause": "complete"})}, // no caller
+		{At: 20, Event: ev("CompTrigger", map[string]any{"job": float64(1)})},                         // decoded JSON
+	}
+	windows := map[EventKey][]Window{
+		{"s", "RespStart", 1}:   {{Call: 4, Return: 6}},
+		{"s", "RespFinish", 1}:  {{Call: 1, Return: 3}, {Call: 10, Return: 11}}, // neither contains 9
+		{"s", "CompTrigger", 1}: {{Call: 19, Return: 21}},
+	}
+	bad := Windows(events, windows)
+	if len(bad) != 1 {
+		t.Fatalf("got %d events outside windows, want 1 (the finish at 9): %q", len(bad), bad)
+	}
+	if _, ok := KeyOf(ev("CompFinish", map[string]any{"job": uint64(1)})); ok {
+		t.Fatal("CompFinish has no caller")
+	}
+}

@@ -63,7 +63,7 @@ bench-tlc:
 # in the trace length), and the decoder alone. Figures in README.md.
 .PHONY: bench-trace fuzz-trace
 bench-trace:
-	$(GO) test -run '^$$' -bench 'BenchmarkCheckSessions|BenchmarkDecode' -benchmem -benchtime $(BENCHTIME) ./harness/check/
+	$(GO) test -run '^$$' -bench 'BenchmarkCheckSessions|BenchmarkDecode' -benchmem -benchtime $(BENCHTIME) -cpu 1 ./harness/check/
 
 # Fuzz the trace decoder and the validation engine, seeded from traces/
 # (FUZZTIME each; the seed corpus also runs in plain `go test`).

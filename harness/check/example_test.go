@@ -58,3 +58,30 @@ func ExampleNew() {
 func traceEvent(seq uint64, action, phase string) trace.Event {
 	return trace.Event{Instance: "run", Seq: seq, Action: action, State: map[string]any{"phase": phase}}
 }
+
+// Which of Program's transitions a trace exercised.
+func ExampleCoverageOf() {
+	tr := `{"v":1,"instance":"run-2","seq":0,"action":"Init","state":{"phase":"Ready","verified":false,"published":false}}
+{"v":1,"instance":"run-2","seq":1,"action":"ExecutePython","state":{"phase":"Running"}}
+{"v":1,"instance":"run-2","seq":2,"action":"ExecutionFails","state":{"phase":"Failed"}}
+`
+	sp := program.Spec()
+	rep, err := check.Check(context.Background(), sp, strings.NewReader(tr), "run-2.ndjson", check.Options{})
+	if err != nil {
+		panic(err)
+	}
+	cov, err := check.CoverageOf(context.Background(), sp, rep)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%s: %d/%d transitions\n", rep.Verdict(), cov.Exercised, cov.Total)
+	for _, t := range cov.Edges {
+		if t.Count > 0 {
+			fmt.Println(t.Action)
+		}
+	}
+	// Output:
+	// valid: 2/15 transitions
+	// ExecutePython
+	// ExecutionFails
+}

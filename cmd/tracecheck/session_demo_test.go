@@ -33,6 +33,11 @@ func TestSessionDemo(t *testing.T) {
 			}
 		})
 	}
+	// The demo's trace of several concurrent sessions checks with `tracecheck check`.
+	runCLI(t, "session-demo", "-sessions", "5", "-turns", "2", "-speed", "200", "-o", trace)
+	if out, errs, code := runCLI(t, "check", "--model", "session", trace); code != exitOK || !strings.Contains(out, "5 valid") {
+		t.Fatalf("check of the demo trace: exit %d\n%s\n%s", code, out, errs)
+	}
 	data, err := os.ReadFile(trace)
 	if err != nil || !strings.Contains(string(data), `"action":"Teardown"`) {
 		t.Fatalf("trace file: %v %.200s", err, data)

@@ -13,7 +13,10 @@ type Config struct {
 	// Instance names the session in its trace events. Default "session".
 	Instance string
 	// Sink receives trace events. Nil (or trace.Discard) turns tracing off,
-	// at the cost of one nil check per transition.
+	// at the cost of one nil check per transition. Emit is called with the
+	// session's commit lock held, from several goroutines: it must be safe
+	// for concurrent use, return promptly, and not call back into the
+	// session.
 	Sink trace.Sink
 
 	// Detector decides, frame by frame, whether there is speech. Default

@@ -1,4 +1,6 @@
-// Package trace defines tracecheck's trace format and writes it.
+// Package trace defines tracecheck's trace format, writes it ([Writer])
+// and reads it ([Decoder], streaming, with file:line in every error and
+// truncation told apart from corruption; ITF documents through [AsNDJSON]).
 //
 // A trace is NDJSON: one [Event] a line, in the spec's vocabulary. Events of
 // many instances (runs, sessions) may interleave in one stream; each

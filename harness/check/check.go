@@ -801,6 +801,7 @@ func (c *Checker[S]) Truncated(pos trace.Pos, line []byte) {
 	in := c.insts[name]
 	if in == nil {
 		in = c.newInstance(name, pos)
+		in.res.LastLine = pos.Line
 	}
 	in.trunc = true
 }

@@ -41,23 +41,44 @@ func (c stepCompactor) Compact(ctx context.Context, h []string) ([]string, error
 	}
 }
 
+// stepGenerator hands the test a release channel for each response: the
+// response completes on its own when the test closes it.
+type stepGenerator struct{ starts chan chan struct{} }
+
+func (g stepGenerator) Generate(ctx context.Context, prompt string, emit func(string) error) error {
+	rel := make(chan struct{})
+	select {
+	case g.starts <- rel:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-rel:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // driver performs the spec's actions on a real session.
 type driver struct {
-	s       *session.Session
-	rec     *sessioncheck.Recorder
-	starts  chan chan struct{}
-	release chan struct{}
-	job     *session.CompactionJob
-	lastID  uint64
-	never   *sessiontest.Gate
+	s        *session.Session
+	rec      *sessioncheck.Recorder
+	starts   chan chan struct{}
+	release  chan struct{}
+	job      *session.CompactionJob
+	lastID   uint64
+	resp     *session.Response
+	complete chan struct{} // closes to let resp complete on its own
+	gens     chan chan struct{}
 }
 
 func newDriver(mutant bool) (*driver, error) {
-	d := &driver{rec: sessioncheck.NewRecorder(&sessioncheck.Clock{}), starts: make(chan chan struct{}), never: sessiontest.NewGate()}
+	d := &driver{rec: sessioncheck.NewRecorder(&sessioncheck.Clock{}), starts: make(chan chan struct{}), gens: make(chan chan struct{})}
 	s, err := session.New(context.Background(), session.Config{
 		Instance: "mbt", Sink: d.rec, SilenceFrames: 1,
 		Detector:                      &sessiontest.Detector{},
-		Generator:                     &sessiontest.Generator{Gate: d.never},
+		Generator:                     stepGenerator{starts: d.gens},
 		Synthesizer:                   sessiontest.Synthesizer{},
 		Compactor:                     stepCompactor{starts: d.starts},
 		MutantFireAndForgetCompaction: mutant,
@@ -73,7 +94,7 @@ func observed(st session.State) msession.State {
 // do performs action on the session, given the model state before it and
 // whether the model enables it, and returns an error if the call's result
 // is not what the model implies.
-func (d *driver) do(action string, prev msession.State, enabled bool, cancel bool) error {
+func (d *driver) do(action string, prev msession.State, enabled bool, how int) error {
 	expectErr := func(err, want error) error {
 		if want == nil && err != nil || want != nil && !errors.Is(err, want) {
 			return fmt.Errorf("%s: got error %v, want %v", action, err, want)
@@ -105,13 +126,30 @@ func (d *driver) do(action string, prev msession.State, enabled bool, cancel boo
 		if err != nil {
 			return fmt.Errorf("%s: %v", action, err)
 		}
-		d.lastID = r.ID()
+		d.lastID, d.resp = r.ID(), r
+		select {
+		case d.complete = <-d.gens:
+		case <-time.After(5 * time.Second):
+			return fmt.Errorf("%s: the response never started generating", action)
+		}
 	case msession.RespFinish:
 		var err error
-		if cancel {
-			err = d.s.CancelResponse(d.lastID)
-		} else {
+		switch how {
+		case 0:
 			err = d.s.FinishResponse(d.lastID)
+		case 1:
+			err = d.s.CancelResponse(d.lastID)
+		default: // the response completes on its own
+			if !enabled {
+				return nil // nothing is generating
+			}
+			close(d.complete)
+			select {
+			case <-d.resp.Done():
+			case <-time.After(5 * time.Second):
+				return fmt.Errorf("%s: the response never completed", action)
+			}
+			return expectErr(d.resp.Err(), nil)
 		}
 		switch {
 		case enabled:
@@ -160,7 +198,6 @@ func (d *driver) do(action string, prev msession.State, enabled bool, cancel boo
 // close tears the session down and lets everything it started end.
 func (d *driver) close() {
 	d.s.Close()
-	d.never.Release()
 	if d.release != nil && d.job != nil {
 		select {
 		case <-d.job.Done():
@@ -196,11 +233,14 @@ func modelBased(sp *model.Spec[msession.State], mutant bool, log func([]string))
 		n := rapid.IntRange(1, 30).Draw(t, "steps")
 		for i := 0; i < n; i++ {
 			name := rapid.SampledFrom(names).Draw(t, "action")
-			cancel := name == msession.RespFinish && rapid.Bool().Draw(t, "cancel")
+			how := 0 // RespFinish: 0 FinishResponse, 1 CancelResponse, 2 completes on its own
+			if name == msession.RespFinish {
+				how = rapid.IntRange(0, 2).Draw(t, "finish-how")
+			}
 			seq = append(seq, name)
 			act, _ := sp.Action(name)
 			enabled := act.Guard(state) == ""
-			if err := d.do(name, state, enabled, cancel); err != nil {
+			if err := d.do(name, state, enabled, how); err != nil {
 				t.Fatalf("step %d %v: %v", i+1, seq, err)
 			}
 			if enabled {

@@ -192,7 +192,8 @@ func TestDivergenceReport(t *testing.T) {
 	if err := rep.WriteText(&txt); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"p.ndjson: VIOLATION", "p.ndjson:4: instance run-5", "why: AtomicPublication is not enabled", "last 2 matched events"} {
+	for _, want := range []string{"p.ndjson: VIOLATION", "p.ndjson:4: instance run-5", "why: AtomicPublication is not enabled", "last 2 matched events",
+		"replay: tracecheck replay --model program --instance run-5 p.ndjson"} {
 		if !strings.Contains(txt.String(), want) {
 			t.Errorf("text report lacks %q:\n%s", want, txt.String())
 		}

@@ -170,9 +170,26 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	for _, in := range r.Instances {
 		in.writeText(&b)
+		if in.Divergence != nil && r.File != "" && r.File != "-" && r.File != "stdin" {
+			fmt.Fprintf(&b, "    replay: tracecheck replay --model %s --instance %s %s\n", r.Model, shellQuote(in.Instance), shellQuote(r.File))
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	for _, c := range s {
+		if !(c == '-' || c == '_' || c == '.' || c == '/' || c == ':' || c == '+' || c == '=' ||
+			'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		}
+	}
+	if s == "" {
+		return "''"
+	}
+	return s
 }
 
 // WriteText writes the instance's verdict line and, for a violation, its

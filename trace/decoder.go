@@ -140,6 +140,7 @@ type Decoder struct {
 	events  int
 	raw     Raw
 	scratch []byte // unescaped strings
+	long    []byte // a line longer than the read buffer
 	done    error
 }
 
@@ -156,11 +157,30 @@ func NewDecoderSize(r io.Reader, name string, maxLine int) *Decoder {
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLine
 	}
-	size := maxLine + 2 // the line, an optional '\r' and its '\n'
+	size := min(maxLine+2, 64<<10) // longer lines are gathered in Decoder.long
 	if size < 16 {
 		size = 16
 	}
 	return &Decoder{br: bufio.NewReaderSize(r, size), name: name, max: maxLine}
+}
+
+// readLine returns the next line with its '\n', like bufio's ReadSlice,
+// gathering a line longer than the buffer in d.long, but never more than
+// the bound (plus one buffer): a longer line yields bufio.ErrBufferFull.
+func (d *Decoder) readLine() ([]byte, error) {
+	line, err := d.br.ReadSlice('\n')
+	if err != bufio.ErrBufferFull {
+		return line, err
+	}
+	d.long = append(d.long[:0], line...)
+	for len(d.long) <= d.max+2 {
+		line, err = d.br.ReadSlice('\n')
+		d.long = append(d.long, line...)
+		if err != bufio.ErrBufferFull {
+			return d.long, err
+		}
+	}
+	return nil, bufio.ErrBufferFull
 }
 
 // Pos returns the position of the line last read.
@@ -181,10 +201,10 @@ func (d *Decoder) Next() (*Raw, error) {
 		return nil, d.done
 	}
 	for {
-		line, err := d.br.ReadSlice('\n')
+		line, err := d.readLine()
 		d.line++
 		switch {
-		case err == bufio.ErrBufferFull || (err == nil && len(line) > d.max+1 && len(bytes.TrimRight(line, "\r\n")) > d.max):
+		case err == bufio.ErrBufferFull || (len(line) > d.max && len(bytes.TrimRight(line, "\r\n")) > d.max):
 			return nil, d.fail(fmt.Errorf("%w: more than %d bytes", ErrLineTooLong, d.max))
 		case err == io.EOF && len(line) == 0:
 			if d.events == 0 {

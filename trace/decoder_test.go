@@ -163,6 +163,41 @@ func TestDecoderLongLineStopsEarly(t *testing.T) {
 	if read := 100<<20 - src.n; read > 1<<16 {
 		t.Errorf("read %d bytes of the long line; want about the 4096-byte bound", read)
 	}
+	// The same with the default bound, which is larger than the read
+	// buffer: the line is gathered up to the bound, then refused.
+	src = &repeat{100 << 20}
+	d = trace.NewDecoder(src, "big")
+	if _, err := d.Next(); !errors.Is(err, trace.ErrLineTooLong) {
+		t.Fatalf("err = %v", err)
+	}
+	if read := 100<<20 - src.n; read > trace.DefaultMaxLine+1<<17 {
+		t.Errorf("read %d bytes of the long line; want about the %d-byte bound", read, trace.DefaultMaxLine)
+	}
+}
+
+// Lines longer than the read buffer but within the bound are read whole,
+// and the bound is exact.
+func TestDecoderLongLines(t *testing.T) {
+	for _, n := range []int{100, 64<<10 - 1, 64 << 10, 64<<10 + 1, 200 << 10} {
+		state := `{"x":"` + strings.Repeat("y", n) + `"}`
+		line := `{"v":1,"instance":"i","seq":0,"action":"Init","state":` + state + `}`
+		for _, max := range []int{len(line), len(line) - 1} {
+			d := trace.NewDecoderSize(strings.NewReader(line+"\r\n"+okLine+"\n"), "l", max)
+			r, err := d.Next()
+			if max < len(line) {
+				if !errors.Is(err, trace.ErrLineTooLong) {
+					t.Errorf("n=%d max=%d: err = %v, want too long", n, max, err)
+				}
+				continue
+			}
+			if err != nil || string(r.State[0].Value) != state[5:len(state)-1] {
+				t.Fatalf("n=%d max=%d: err = %v", n, max, err)
+			}
+			if r, err := d.Next(); err != nil || string(r.Instance) != "run-1" {
+				t.Fatalf("n=%d: second line: %v", n, err)
+			}
+		}
+	}
 }
 
 func TestDecoderTruncated(t *testing.T) {

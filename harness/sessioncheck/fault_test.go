@@ -393,6 +393,13 @@ func TestTeardownAtEveryPoint(t *testing.T) {
 				t.Fatalf("want %d × %v, got %d instances: %d valid, %d violation, %d incomplete\n%s",
 					runs, fc.want, len(rep.Instances), rep.Count(check.Valid), rep.Count(check.Violation), rep.Count(check.Incomplete), firstBad(rep))
 			}
+			var events []trace.Event
+			for _, st := range rec.Events() {
+				events = append(events, st.Event)
+			}
+			if bad := sessioncheck.TTSClosedBeforeTeardown(events); fc.want == check.Valid && len(bad) > 0 {
+				t.Fatalf("M5: %d responses' TTS not closed before Teardown, e.g. %s", len(bad), bad[0])
+			}
 			if fc.want == check.Violation {
 				d := rep.Instances[0].Divergence
 				if d == nil || d.Action != session.ActTeardown {

@@ -1,6 +1,7 @@
 package sessioncheck
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/anishathalye/porcupine"
@@ -78,5 +79,20 @@ func TestWindows(t *testing.T) {
 	}
 	if _, ok := KeyOf(ev("CompFinish", map[string]any{"job": uint64(1)})); ok {
 		t.Fatal("CompFinish has no caller")
+	}
+}
+
+func TestTTSClosedBeforeTeardown(t *testing.T) {
+	ev := func(inst, action string, stutter bool, id uint64) trace.Event {
+		return trace.Event{Instance: inst, Action: action, Stutter: stutter, Detail: map[string]any{"response": id}}
+	}
+	events := []trace.Event{
+		ev("a", "RespStart", false, 1), ev("a", "RespStart", false, 2), ev("a", "TTSClosed", true, 1),
+		ev("b", "RespStart", false, 1), ev("b", "TTSClosed", true, 1), ev("b", "Teardown", false, 0),
+		ev("a", "Teardown", false, 0), ev("a", "TTSClosed", true, 2), // too late
+	}
+	bad := TTSClosedBeforeTeardown(events)
+	if len(bad) != 1 || !strings.Contains(bad[0], "response 2") {
+		t.Fatalf("got %q, want one complaint about a's response 2", bad)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/tracecheck/tracecheck/harness/sessioncheck"
 	"github.com/tracecheck/tracecheck/impl/session"
 	"github.com/tracecheck/tracecheck/impl/session/sessiontest"
+	"github.com/tracecheck/tracecheck/trace"
 )
 
 // artifactsDir is where failing histories' visualizations go:
@@ -222,6 +223,13 @@ func TestLinearizable(t *testing.T) {
 	events := run.rec.Events()
 	if bad := sessioncheck.Windows(events, run.windows); len(bad) > 0 {
 		t.Fatalf("%d trace events outside their caller's window, e.g.:\n%s", len(bad), bad[0])
+	}
+	var plain []trace.Event
+	for _, st := range events {
+		plain = append(plain, st.Event)
+	}
+	if bad := sessioncheck.TTSClosedBeforeTeardown(plain); len(bad) > 0 {
+		t.Fatalf("M5: %d responses' TTS not closed before Teardown, e.g. %s", len(bad), bad[0])
 	}
 	rep, err := sessioncheck.Check(context.Background(), bytes.NewReader(run.rec.NDJSON()), "linear.ndjson", false)
 	if err != nil {

@@ -40,8 +40,9 @@ func Example() {
 	// {"v":1,"instance":"demo","seq":1,"action":"VadStart","state":{"vad":1},"detail":{"frame":1}}
 	// {"v":1,"instance":"demo","seq":2,"action":"VadStop","state":{"vad":0},"detail":{"frame":4}}
 	// {"v":1,"instance":"demo","seq":3,"action":"RespStart","state":{"resp":1},"detail":{"response":1}}
-	// {"v":1,"instance":"demo","seq":4,"action":"RespFinish","state":{"resp":0},"detail":{"cause":"complete","response":1}}
+	// {"v":1,"instance":"demo","seq":4,"action":"TTSClosed","state":{"resp":1},"stutter":true,"detail":{"response":1}}
+	// {"v":1,"instance":"demo","seq":5,"action":"RespFinish","state":{"resp":0},"detail":{"cause":"complete","response":1}}
 	// audio chunks: 210
-	// {"v":1,"instance":"demo","seq":5,"action":"Teardown","state":{"compaction":2,"conn":1,"resp":2,"vad":2}}
+	// {"v":1,"instance":"demo","seq":6,"action":"Teardown","state":{"compaction":2,"conn":1,"resp":2,"vad":2}}
 	// close: <nil>
 }

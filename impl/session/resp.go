@@ -212,6 +212,7 @@ func (c *respCoord) handle(r respReq) respReply {
 }
 
 func (c *respCoord) exited(ex pipelineExit) {
+	c.ttsClosed(ex.id)
 	next, out := c.core.step(opCompleted, ex.id, ex.err)
 	if out.action != "" {
 		c.commit(next, out) // ends the response
@@ -220,6 +221,19 @@ func (c *respCoord) exited(ex pipelineExit) {
 	if errors.Is(ex.err, ErrChildPanic) {
 		c.s.fail(ex.err)
 	}
+}
+
+// ttsClosed records that response id's TTS pipeline (M5) has stopped and
+// closed its audio stream. The spec does not see M5 (it is internal to
+// resp), so the event is a stutter: it carries resp, unchanged.
+func (c *respCoord) ttsClosed(id uint64) {
+	tr := c.s.tr
+	if tr == nil {
+		return
+	}
+	tr.mu.Lock()
+	tr.emitStutterLocked(ActTTSClosed, map[string]any{VarResp: int(c.core.state)}, map[string]any{"response": id})
+	tr.mu.Unlock()
 }
 
 // commit installs next, ends the response out.end (stopping its pipeline)
@@ -272,6 +286,7 @@ func (c *respCoord) shutdown(deadline time.Time) stopResult {
 	for len(c.live) > 0 {
 		select {
 		case ex := <-c.exits:
+			c.ttsClosed(ex.id)
 			delete(c.live, ex.id)
 		case <-timer.C:
 			return stopResult{state: int8(c.core.state), abandoned: true}

@@ -120,7 +120,7 @@ func TestLifecycle(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	want := []string{"Init", "VadStart", "VadStop", "RespStart", "RespFinish", "CompTrigger", "CompFinish", "Teardown"}
+	want := []string{"Init", "VadStart", "VadStop", "RespStart", "TTSClosed", "RespFinish", "CompTrigger", "CompFinish", "Teardown"}
 	if got := rec.actions(); !slices.Equal(got, want) {
 		t.Fatalf("actions %q, want %q", got, want)
 	}

@@ -29,6 +29,11 @@ func writeTemp(t *testing.T, name, content string) string {
 func TestCheckCommand(t *testing.T) {
 	bad := writeTemp(t, "bad.ndjson", `{"v":1,"instance":"r","seq":0,"action":"Init","state":{"phase":3}}`+"\n")
 	garbage := writeTemp(t, "garbage.bin", "\x89PNG\r\n\x1a\n\x00\x00")
+	init0 := `{"v":1,"instance":"r","seq":3,"action":"Init","state":{"phase":"Ready"}}` + "\n"
+	unknownAction := writeTemp(t, "ua.ndjson", init0+`{"v":1,"instance":"r","seq":4,"action":"Publish","state":{}}`+"\n")
+	unknownVar := writeTemp(t, "uv.ndjson", init0+`{"v":1,"instance":"r","seq":4,"action":"ExecutePython","state":{"fase":"Running"}}`+"\n")
+	seqBack := writeTemp(t, "sb.ndjson", init0+`{"v":1,"instance":"r","seq":2,"action":"ExecutePython","state":{}}`+"\n")
+	malformed := writeTemp(t, "mj.ndjson", init0+`{"v":1,"instance":"r","seq":4,"action":"ExecutePython","state":{}`+"\n")
 	empty := writeTemp(t, "empty.ndjson", "")
 	long := writeTemp(t, "long.ndjson", `{"v":1,"instance":"r","seq":0,"action":"Init","state":{}}`+"\n"+
 		`{"v":1,"instance":"`+strings.Repeat("x", 2<<20)+`"}`+"\n")
@@ -54,6 +59,10 @@ func TestCheckCommand(t *testing.T) {
 		{[]string{"check", corpusDir + "program/killed-in-staging-incomplete.ndjson", corpusDir + "program/interleaved-one-bad.ndjson"}, exitViolation, nil, nil, nil},
 		{[]string{"check", bad}, exitInput, nil, []string{"bad.ndjson:1: bad value: state.phase is int 3"}, nil},
 		{[]string{"check", garbage}, exitInput, nil, []string{"garbage.bin:1: binary data"}, nil},
+		{[]string{"check", unknownAction}, exitInput, nil, []string{`ua.ndjson:2: unknown action "Publish"`}, nil},
+		{[]string{"check", unknownVar}, exitInput, nil, []string{`uv.ndjson:2: unknown variable "fase"`}, nil},
+		{[]string{"check", seqBack}, exitInput, nil, []string{`sb.ndjson:2: sequence number does not increase: instance r: seq 2 goes backwards`}, nil},
+		{[]string{"check", malformed}, exitInput, nil, []string{`mj.ndjson:2: malformed JSON`}, nil},
 		{[]string{"check", empty}, exitInput, nil, []string{"empty.ndjson:1: empty trace"}, nil},
 		{[]string{"check", long}, exitInput, nil, []string{"long.ndjson:2: line too long: more than 1048576 bytes"}, nil},
 		{[]string{"check", "--max-line", "20", corpusDir + "program/published-ok.ndjson"}, exitInput, nil, []string{"published-ok.ndjson:1: line too long: more than 20 bytes"}, nil},

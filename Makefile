@@ -96,7 +96,7 @@ bench-publish:
 .PHONY: bench-session session-campaign
 bench-session:
 	$(GO) test -run '^$$' -bench '^Benchmark(Teardown10k|IdleMemory)$$' -benchtime 3x ./impl/session/
-	$(GO) test -run '^$$' -bench '^Benchmark(TeardownOne|Ops|Tracing)$$' -benchmem -benchtime 1s ./impl/session/
+	$(GO) test -run '^$$' -bench '^Benchmark(TeardownOne|Ops|Tracing|TracedTurn)$$' -benchmem -benchtime 1s ./impl/session/
 
 # A longer session campaign than `make test`: porcupine with SESSION_OPS
 # operations per goroutine, rapid with 2000 sequences, and every test of

@@ -217,3 +217,34 @@ func BenchmarkTracing(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTracedTurn measures one user turn — 25 speech frames, 15
+// silent ones (ending the turn), a response started and finished — with
+// tracing off and to an NDJSON writer: the cost of tracing on a realistic
+// mix where most frames commit nothing.
+func BenchmarkTracedTurn(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		sink trace.Sink
+	}{{"off", nil}, {"ndjson", trace.NewWriter(io.Discard)}} {
+		b.Run(c.name, func(b *testing.B) {
+			cfg := benchConfig(c.sink)
+			cfg.SilenceFrames = 15
+			s, _ := session.New(context.Background(), cfg)
+			defer s.Close()
+			speech, silence := sessiontest.Speech(), sessiontest.Silence()
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				for k := 0; k < 25; k++ {
+					s.PushAudio(speech)
+				}
+				for k := 0; k < 15; k++ {
+					s.PushAudio(silence)
+				}
+				if r, err := s.StartResponse("p"); err == nil {
+					s.FinishResponse(r.ID())
+				}
+			}
+		})
+	}
+}

@@ -138,6 +138,7 @@ func BenchmarkTLCTraceValidation(b *testing.B) {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
 
+	loadBefore := loadavg()
 	var tlcTotal, cliTotal, libTotal time.Duration
 	var tlcVersion string
 	for range b.N {
@@ -188,16 +189,18 @@ func BenchmarkTLCTraceValidation(b *testing.B) {
 	javaVersion, _ := exec.Command(java, "-version").CombinedOutput()
 	first, _, _ := strings.Cut(string(javaVersion), "\n")
 	summary := fmt.Sprintf(`TLC vs tracecheck trace validation: %d valid Program traces of 5-6 events, one file at a time
-(BenchmarkTLCTraceValidation, harness/tlccross; make bench-tlc). Measured %s, %d iteration(s).
+(BenchmarkTLCTraceValidation, harness/tlccross; make bench-tlc). Finished %s, %d iteration(s).
 machine: %s/%s, %d CPUs; %s; java: %s
+load average (1, 5, 15 min) before: %s; after: %s
 TLC: %s (spec/TraceProgram.tla, one java process per file, -workers 1)
 
-| validator                                   | total     | per file   | TLC / this |
-|---------------------------------------------|-----------|------------|------------|
-| TLC (java per file)                         | %9s | %10s | 1          |
-| tracecheck check (binary per file)          | %9s | %10s | %.0fx      |
-| tracecheck library (check.Check, in-process) | %9s | %10s | %.0fx      |
-`, n, time.Now().UTC().Format(time.RFC3339), b.N, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), first, tlcVersion,
+| validator                                    | total      | per file   | TLC / this |
+|----------------------------------------------|------------|------------|------------|
+| TLC (java per file)                          | %10s | %10s | 1          |
+| tracecheck check (binary per file)           | %10s | %10s | %9.0fx |
+| tracecheck library (check.Check, in-process) | %10s | %10s | %9.0fx |
+`, n, time.Now().UTC().Format(time.RFC3339), b.N, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), first,
+		loadBefore, loadavg(), tlcVersion,
 		tlc.Round(time.Millisecond), (tlc / n).Round(time.Millisecond),
 		cli.Round(time.Millisecond), (cli / n).Round(10*time.Microsecond), float64(tlc)/float64(cli),
 		lib.Round(10*time.Microsecond), (lib / n).Round(time.Microsecond), float64(tlc)/float64(lib))
@@ -207,4 +210,17 @@ TLC: %s (spec/TraceProgram.tla, one java process per file, -workers 1)
 			b.Fatal(err)
 		}
 	}
+}
+
+// loadavg returns the first three fields of /proc/loadavg, or "unknown".
+func loadavg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
 }

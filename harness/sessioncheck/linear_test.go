@@ -22,13 +22,18 @@ import (
 	"github.com/tracecheck/tracecheck/trace"
 )
 
-// artifactsDir is where failing histories' visualizations go:
-// $TRACECHECK_ARTIFACTS, or a directory under the system's temp dir that
-// outlives the test.
-func artifactsDir(t *testing.T) string {
+// artifactsDir is where non-linearizable histories' visualizations go:
+// $TRACECHECK_ARTIFACTS; else, for an unexpected failure, a directory under
+// the system's temp dir that outlives the test, and for an expected one
+// (the seeded race) the test's own temp dir.
+func artifactsDir(t *testing.T, expected bool) string {
 	t.Helper()
 	dir := os.Getenv("TRACECHECK_ARTIFACTS")
-	if dir == "" {
+	switch {
+	case dir != "":
+	case expected:
+		return t.TempDir()
+	default:
 		dir = filepath.Join(os.TempDir(), "tracecheck-artifacts")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -190,14 +195,14 @@ func runLinear(t *testing.T, w workload) linearRun {
 
 // checkLinear runs porcupine; on anything but Ok it writes the
 // visualization and returns its path.
-func checkLinear(t *testing.T, ops []porcupine.Operation, name string) (porcupine.CheckResult, string) {
+func checkLinear(t *testing.T, ops []porcupine.Operation, name string, expectIllegal bool) (porcupine.CheckResult, string) {
 	t.Helper()
 	model := sessioncheck.Model()
 	res, info := porcupine.CheckOperationsVerbose(model, ops, 60*time.Second)
 	if res == porcupine.Ok {
 		return res, ""
 	}
-	path := filepath.Join(artifactsDir(t), fmt.Sprintf("%s-%d.html", name, time.Now().UnixNano()))
+	path := filepath.Join(artifactsDir(t, expectIllegal), fmt.Sprintf("%s-%d.html", name, time.Now().UnixNano()))
 	if err := porcupine.VisualizePath(model, info, path); err != nil {
 		t.Fatalf("writing visualization: %v", err)
 	}
@@ -216,7 +221,7 @@ func TestLinearizable(t *testing.T) {
 	if len(run.ops) < w.goroutines*w.opsEach {
 		t.Fatalf("only %d operations", len(run.ops))
 	}
-	res, path := checkLinear(t, run.ops, "session-linear")
+	res, path := checkLinear(t, run.ops, "session-linear", false)
 	if res != porcupine.Ok {
 		t.Fatalf("porcupine: %v over %d operations; visualization: %s", res, len(run.ops), path)
 	}
@@ -247,7 +252,7 @@ func TestLinearizable(t *testing.T) {
 func TestSeededRaceCaught(t *testing.T) {
 	for attempt := 1; attempt <= 10; attempt++ {
 		run := runLinear(t, workload{goroutines: 8, opsEach: 1000, sessions: 2, seed: uint64(attempt), racy: true})
-		res, path := checkLinear(t, run.ops, "session-racy-finish")
+		res, path := checkLinear(t, run.ops, "session-racy-finish", true)
 		if res == porcupine.Illegal {
 			t.Logf("attempt %d: race caught as %v; visualization: %s", attempt, res, path)
 			if bad := sessioncheck.Windows(run.rec.Events(), run.windows); len(bad) > 0 {

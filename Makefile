@@ -65,14 +65,21 @@ bench-tlc:
 bench-trace:
 	$(GO) test -run '^$$' -bench 'BenchmarkCheckSessions|BenchmarkDecode' -benchmem -benchtime $(BENCHTIME) -cpu 1 ./harness/check/
 
-# Fuzz the trace decoder and the validation engine, seeded from traces/
+# Fuzz the trace decoders (NDJSON, ITF) and the validation engine, seeded from traces/
 # (FUZZTIME each; the seed corpus also runs in plain `go test`).
 fuzz-trace:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecoder$$' -fuzztime $(FUZZTIME) ./trace/
+	$(GO) test -run '^$$' -fuzz '^FuzzReadITF$$' -fuzztime $(FUZZTIME) ./trace/
 	$(GO) test -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $(FUZZTIME) ./harness/check/
 
-# Every fuzz target for FUZZTIME each.
-fuzz: fuzz-trace fuzz-conform
+# Every fuzz target of every package (found with go test -list), FUZZTIME each.
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$f ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
 
 # Checkpoint publisher crash campaign: SIGKILL a publisher process CRASH_N
 # times at random points of real runs of examples/train.py, recover, and

@@ -27,9 +27,10 @@ func init() {
 const checkSynopsis = `[--model M] [--json] [--last K] [--live] FILE...|-
 
 Validates each trace (NDJSON, docs/trace-format.md, or an ITF document,
-docs/itf.md; "-" reads standard input) against a bundled spec, the way TLC trace validation does: per
-instance it keeps every spec state consistent with the events so far, and
-checks each event's action, state, invariants and action properties.
+docs/itf.md; "-" reads standard input) against a bundled spec, the way
+TLC trace validation does: per instance it keeps every spec state
+consistent with the events so far, and checks each event's action, state,
+invariants and action properties.
 
 Each instance gets a verdict: valid (ends where the spec may stop),
 violation (at its first offending event, with a divergence report: file:line,
@@ -39,10 +40,23 @@ where the spec does not stop, inside a composite step, or on a truncated
 line; never reported as valid).
 
 Models: program, session, session-mutant-no-compaction-teardown. Without
---model the model is inferred from the trace's action names (else program).
+--model the model is inferred from the trace's action or variable names
+(else program).
 
-Output: text for people; --json writes one JSON object
-{"verdict": ..., "reports": [...], "errors": [...]}.
+Output: text for people; --json writes one JSON object:
+  {"verdict": "valid"|"violation"|"incomplete"|"input error",
+   "reports": [{"verdict", "file", "model", "events",
+     "instances": [{"instance", "verdict", "events", "first_line", "last_line",
+       "reason"?, "final"?: [state],
+       "divergence"?: {"file", "line", "instance", "seq", "action", "event",
+         "kind": "guard"|"state"|"invariant"|"property"|"init"|"stutter"|"composite",
+         "reason", "candidates": [{"state", "enabled": [action], "why": [text]}],
+         "diff"?, "fits"?: [action], "recent"?: [{"line", "event"}]}}],
+     "truncated"?: {"file", "line", "instance"?},
+     "exercised"?: [{"from", "action", "to", "count"}],
+     "ambiguous_steps"?, "forgotten_valid"?}],
+   "errors"?: ["file:line: what"]}
+
 With --live (for a pipe) each violation is printed as soon as it is seen,
 and instances that finished valid are dropped 10,000 events later, so that
 memory stays bounded by the live instances; the final report counts them

@@ -688,7 +688,9 @@ func (c *Checker[S]) advance(in *instance[S], act int, cons *constraint) (failed
 			if ti.bad != "" {
 				continue
 			}
-			matched = append(matched, ti)
+			if len(matched) == 0 || matched[len(matched)-1] != ti {
+				matched = append(matched, ti)
+			}
 			dup := false
 			for _, u := range next {
 				if u == t {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -688,7 +689,7 @@ func (c *Checker[S]) advance(in *instance[S], act int, cons *constraint) (failed
 			if ti.bad != "" {
 				continue
 			}
-			if len(matched) == 0 || matched[len(matched)-1] != ti {
+			if !slices.Contains(matched, ti) {
 				matched = append(matched, ti)
 			}
 			dup := false

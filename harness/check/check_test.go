@@ -523,3 +523,22 @@ func TestForget(t *testing.T) {
 		t.Errorf("report:\n%s", b.String())
 	}
 }
+
+// Coverage counts a step only when exactly one transition fits it.
+func TestCoverageAmbiguous(t *testing.T) {
+	in := strings.Join([]string{ev(0, "Init", `"x":0`), ev(1, "Bump", ``), ev(2, "Bump", `"x":3`), ev(3, "Finish", ``)}, "\n") + "\n"
+	rep, err := check.Check(context.Background(), counterSpec(), strings.NewReader(in), "c", check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Ambiguous != 2 || len(rep.Exercised) != 1 || rep.Exercised[0].Action != "Finish" || rep.Exercised[0].Count != 1 {
+		t.Fatalf("ambiguous %d, exercised %+v", rep.Ambiguous, rep.Exercised)
+	}
+	cov, err := check.CoverageOf(context.Background(), counterSpec(), rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cov.Exercised != 1 || cov.Ambiguous != 2 {
+		t.Errorf("coverage %d/%d, ambiguous %d", cov.Exercised, cov.Total, cov.Ambiguous)
+	}
+}

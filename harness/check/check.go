@@ -161,7 +161,8 @@ func Check[S comparable](ctx context.Context, sp *model.Spec[S], r io.Reader, na
 // Checker validates a stream of events incrementally: feed it events as
 // they arrive and close it at the end of the stream. Its memory is bounded
 // by the number of instances seen, not by the number of events. A Checker
-// is not safe for concurrent use, except through [Checker.Emit].
+// is not safe for concurrent use, except through [Checker.Emit] and
+// [Checker.Close].
 type Checker[S comparable] struct {
 	sp      *model.Spec[S]
 	opt     Options
@@ -812,6 +813,8 @@ func (c *Checker[S]) Truncated(pos trace.Pos, line []byte) {
 // Close ends the stream and returns the report: each instance's verdict
 // is final. Close may be called more than once.
 func (c *Checker[S]) Close() *Report {
+	c.mu.Lock() // against a concurrent Emit
+	defer c.mu.Unlock()
 	if c.closed != nil {
 		return c.closed
 	}

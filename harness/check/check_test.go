@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tracecheck/tracecheck/harness/check"
@@ -540,5 +541,31 @@ func TestCoverageAmbiguous(t *testing.T) {
 	}
 	if cov.Exercised != 1 || cov.Ambiguous != 2 {
 		t.Errorf("coverage %d/%d, ambiguous %d", cov.Exercised, cov.Total, cov.Ambiguous)
+	}
+}
+
+// Emit is safe from several goroutines, each emitting its own instance.
+func TestCheckerEmitConcurrent(t *testing.T) {
+	c, err := check.New(program.Spec(), check.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name := fmt.Sprint("run-", g)
+			for i, a := range []struct{ action, phase string }{{"Init", "Ready"}, {"ExecutePython", "Running"}, {"ExecutionFails", "Failed"}} {
+				if err := c.Emit(trace.Event{Instance: name, Seq: uint64(i), Action: a.action, State: map[string]any{"phase": a.phase}}); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	rep := c.Close()
+	if rep.Verdict() != check.Valid || len(rep.Instances) != 8 || rep.Events != 24 {
+		t.Errorf("verdict %v, %d instances, %d events", rep.Verdict(), len(rep.Instances), rep.Events)
 	}
 }

@@ -32,11 +32,15 @@ const (
 // Rule fails the Nth call (1-based; 0 means every call) of Op on a path
 // containing Path (equal to Path, with Exact) with Err.
 type Rule struct {
-	Op    Op
+	// Op is the operation to fail.
+	Op Op
+	// Path selects the paths: containing it, or equal to it with Exact.
 	Path  string
 	Exact bool
-	Nth   int
-	Err   error
+	// Nth is the matching call to fail, from 1; 0 fails every one.
+	Nth int
+	// Err is the error returned (wrapped in a *fs.PathError).
+	Err error
 	// Then, if set, runs when the rule fires (e.g. to cancel a context).
 	Then func()
 }
@@ -44,6 +48,7 @@ type Rule struct {
 // FS is a [checkpoint.FS] that fails the operations its rules select and
 // passes every other call to Base (the real filesystem by default).
 type FS struct {
+	// Base performs the operations that are not failed.
 	Base  checkpoint.FS
 	mu    sync.Mutex
 	rules []Rule

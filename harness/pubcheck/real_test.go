@@ -6,7 +6,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -280,4 +282,50 @@ func runProcesses(run string) []string {
 		}
 	}
 	return out
+}
+
+// TestTamperEscapedChild: tamper.py --escape leaves a child outside the
+// process group (setsid), which the group kill cannot reach. The child
+// rewrites model.json through its staging path: if it gets there before
+// the rename, reload-and-verify sees bytes that differ from the manifest
+// (or the evaluation) and nothing is published; after the rename, the
+// staging path is gone and the published bytes stay intact. Either way a
+// published checkpoint verifies, and recovery kills the escaped child.
+func TestTamperEscapedChild(t *testing.T) {
+	pub := filepath.Join(t.TempDir(), "pub")
+	ctx := context.Background()
+	res, err := checkpoint.Publish(ctx, checkpoint.Config{PublishDir: pub, Name: "model", Command: cmd(t, "tamper.py", "--escape")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, p := range runProcesses(res.RunID) {
+			if pid, err := strconv.Atoi(p); err == nil {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	t.Logf("outcome %s (%v)", res.Outcome, res.Err)
+	switch {
+	case res.Outcome == checkpoint.PhasePublished:
+	case res.Outcome == checkpoint.PhaseFailed && errors.Is(res.Err, checkpoint.ErrVerification):
+	default:
+		t.Fatalf("outcome %s (%v), want Published or a verification failure", res.Outcome, res.Err)
+	}
+	if err := pubcheck.Agrees(ctx, res, pub, "model"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // the escaped child writes every 10 ms
+	if res.Outcome == checkpoint.PhasePublished {
+		if _, err := checkpoint.Verify(ctx, checkpoint.OSFS{}, filepath.Join(pub, "model"), nil); err != nil {
+			t.Errorf("the published checkpoint changed: %v", err)
+		}
+	}
+	if len(runProcesses(res.RunID)) == 0 {
+		t.Fatal("the escaped child is not running; the test shows nothing")
+	}
+	reps, err := checkpoint.Recover(ctx, checkpoint.RecoverOptions{PublishDir: pub})
+	if err != nil || len(reps) != 1 || len(reps[0].Killed) == 0 {
+		t.Fatalf("recover did not kill the escaped child: %+v %v", reps, err)
+	}
 }

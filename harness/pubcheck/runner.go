@@ -23,6 +23,7 @@ type Program func(ctx context.Context, env map[string]string) int
 // such as "true", which the publisher looks up before running): fast,
 // deterministic runs for fault injection.
 type FuncRunner struct {
+	// Programs maps the last element of Argv to the program to run.
 	Programs map[string]Program
 }
 

@@ -40,6 +40,7 @@ type FileEntry struct {
 // Manifest describes a checkpoint: every file, the evaluation that passed,
 // and the run that produced it.
 type Manifest struct {
+	// Format is the manifest format version, [ManifestFormat].
 	Format int `json:"format"`
 	// Run is the ID of the run that staged the checkpoint.
 	Run string `json:"run"`

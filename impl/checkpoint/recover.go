@@ -33,8 +33,11 @@ const (
 
 // RunReport is what recovery found and did for one run.
 type RunReport struct {
-	Run     string `json:"run"`
-	Name    string `json:"name,omitempty"`
+	// Run is the run's ID; Name the checkpoint name it publishes under.
+	Run  string `json:"run"`
+	Name string `json:"name,omitempty"`
+	// Outcome is OutcomePublished, OutcomeNotPublished, OutcomeUnverified
+	// or OutcomeActive.
 	Outcome string `json:"outcome"`
 	// Checkpoint and Digest describe the published checkpoint, if any.
 	Checkpoint string `json:"checkpoint,omitempty"`
@@ -51,8 +54,9 @@ type RunReport struct {
 	// Notes explain disagreements between the journal and the directory.
 	Notes []string `json:"notes,omitempty"`
 	// Error is a problem that kept recovery from finishing this run.
-	Error string    `json:"error,omitempty"`
-	Time  time.Time `json:"time"`
+	Error string `json:"error,omitempty"`
+	// Time is when recovery looked at the run.
+	Time time.Time `json:"time"`
 }
 
 // RecoverOptions parameterise [Recover].

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -180,5 +181,59 @@ func TestFaultInjection(t *testing.T) {
 				t.Errorf("staging %s left after recovery", res.Staging)
 			}
 		})
+	}
+}
+
+// TestConcurrentPublishers: publishers racing for one name never publish
+// twice; exactly one wins, the others fail (or are refused if the name was
+// already taken when they started), every journal validates, and the
+// winner's checkpoint verifies.
+func TestConcurrentPublishers(t *testing.T) {
+	pub := filepath.Join(t.TempDir(), "pub")
+	const n = 6
+	results := make([]*checkpoint.Result, n)
+	errs := make([]error, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			results[i], errs[i] = checkpoint.Publish(context.Background(), checkpoint.Config{
+				PublishDir: pub, Name: "model", Command: []string{"true", "good"}, Runner: fakeRunner(), SkipRecovery: true})
+		}()
+	}
+	close(start)
+	wg.Wait()
+	winners := 0
+	for i := 0; i < n; i++ {
+		if errs[i] != nil {
+			if !errors.Is(errs[i], checkpoint.ErrAlreadyPublished) {
+				t.Errorf("publisher %d refused: %v", i, errs[i])
+			}
+			continue
+		}
+		res := results[i]
+		switch res.Outcome {
+		case checkpoint.PhasePublished:
+			winners++
+		case checkpoint.PhaseFailed:
+			if !errors.Is(res.Err, checkpoint.ErrAlreadyPublished) {
+				t.Errorf("publisher %d failed: %v", i, res.Err)
+			}
+		default:
+			t.Errorf("publisher %d: %s", i, res.Outcome)
+		}
+		if err := pubcheck.Agrees(context.Background(), res, pub, "model"); err != nil {
+			t.Error(err)
+		}
+		rep, err := pubcheck.CheckJournal(context.Background(), res.Journal)
+		if err != nil || rep.Verdict() != check.Valid {
+			t.Errorf("publisher %d journal: %v %v", i, rep.Verdict(), err)
+		}
+	}
+	if winners != 1 {
+		t.Fatalf("%d publishers published, want exactly 1", winners)
 	}
 }

@@ -834,6 +834,7 @@ func (c *Checker[S]) Close() *Report {
 		if res.Verdict != Violation {
 			for _, s := range in.cands {
 				res.Final = append(res.Final, c.sp.Format(s))
+				res.FinalValues = append(res.FinalValues, c.sp.Valuation(s))
 			}
 		}
 		rep.Instances = append(rep.Instances, res)

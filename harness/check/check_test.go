@@ -368,8 +368,13 @@ func TestCandidateSets(t *testing.T) {
 			if tc.kind != "" && (res.Divergence == nil || res.Divergence.Kind != tc.kind) {
 				t.Fatalf("divergence %+v, want kind %s", res.Divergence, tc.kind)
 			}
-			if len(res.Final) != tc.final {
+			if len(res.Final) != tc.final || len(res.FinalValues) != tc.final {
 				t.Errorf("final candidates %q, want %d", res.Final, tc.final)
+			}
+			for i, vals := range res.FinalValues {
+				if x, _ := vals[0].AsInt(); !strings.Contains(res.Final[i], fmt.Sprintf("x = %d", x)) {
+					t.Errorf("FinalValues %v disagree with Final %q", vals, res.Final[i])
+				}
 			}
 		})
 	}

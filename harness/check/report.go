@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/tracecheck/tracecheck/model"
 )
 
 // Verdict is the outcome of checking one instance. The zero Verdict is not
@@ -55,6 +57,9 @@ type InstanceResult struct {
 	// Final holds the candidate states at the end (Spec.Format), unless
 	// the instance violated the spec.
 	Final []string `json:"final,omitempty"`
+	// FinalValues holds the same states as values, in the order of the
+	// spec's Vars (Spec.Valuation), for programs that inspect them.
+	FinalValues [][]model.Value `json:"-"`
 }
 
 // Truncation records a last line cut off mid-write.

@@ -2,14 +2,20 @@
 """A program that tries to tamper with its checkpoint after it exits.
 
 It trains and writes a good checkpoint with a passing evaluation, then
-forks a background child and exits 0 at once. The child waits until the
-program has exited, 50 ms more, and then keeps overwriting model.json for a few seconds — during the
-publisher's staging and verification if it were allowed to live. The
-publisher kills the program's whole process group when the program exits,
-so the child never writes; the published model.json is the evaluated one.
-(With --escape the child leaves the process group with setsid(); then the
-publisher's reload-and-verify, which compares the bytes read back with the
-manifest and the evaluation's hashes, is what stands in its way.)
+forks a background child that keeps model.json open, and exits 0 at once.
+The child waits until the program has exited, 50 ms more, and then keeps
+appending " TAMPERED" through its open descriptor for a few seconds — which
+would reach the file wherever it is renamed to, the published checkpoint
+included. The publisher kills the program's whole process group as soon as
+the program exits, so the child never writes; the published model.json is
+the evaluated one.
+
+With --escape the child leaves the process group (setsid()), where the
+group kill cannot reach it: then its writes land in the staged or published
+file. Reload-and-verify catches them before publication; after publication
+`tracecheck recover` reports the checkpoint as failing verification and
+kills the child (found by its TRACECHECK_RUN_ID). No publisher can stop a
+process that escaped it from writing through a descriptor it already holds.
 Standard library only.
 """
 import os
@@ -27,14 +33,15 @@ parent = os.getpid()
 if os.fork() == 0:
     if escape:
         os.setsid()
+    f = open(path, "ab")  # held open: it follows the file through renames
     while os.getppid() == parent:  # until the program has exited
         time.sleep(0.005)
     time.sleep(0.05)
     deadline = time.time() + 3
     while time.time() < deadline:
         try:
-            with open(path, "a") as f:
-                f.write(" TAMPERED")
+            f.write(b" TAMPERED")
+            f.flush()
         except OSError:
             pass
         time.sleep(0.01)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run TLC's trace validation (spec/TraceProgram.tla, in the style of
 # etcd-raft's Traceetcdraft.tla) over every Program trace in traces/program/
-# and retain its verdicts in formal-verification/tlc-traces/verdicts.tsv;
+# and in harness/tlccross/testdata/ (edge cases: composites, stutters,
+# partial states, truncation, bad input), and retain its verdicts in formal-verification/tlc-traces/verdicts.tsv;
 # then check that tracecheck agrees (go test ./harness/tlccross).
 #
 #   TLA2TOOLS=/path/to/tla2tools.jar [COMMUNITY_MODULES=/path/to/CommunityModules-deps.jar] make tlc-traces
@@ -125,7 +126,7 @@ rows=()
 errors=()
 n=0
 tlc_version=""
-for trace in "$ROOT"/traces/program/*.ndjson; do
+for trace in "$ROOT"/traces/program/*.ndjson "$ROOT"/harness/tlccross/testdata/*.ndjson; do
 	rel="${trace#"$ROOT"/}"
 	dir="$WORK/split/$n"
 	mkdir -p "$dir"
@@ -133,7 +134,7 @@ for trace in "$ROOT"/traces/program/*.ndjson; do
 	while IFS=$'\t' read -r inst piece trunc; do
 		run="$WORK/run-$n-$(basename "$piece" .ndjson)"
 		mkdir -p "$run"
-		log="$WORK/logs/$(basename "$trace" .ndjson)--${inst//[^A-Za-z0-9._-]/_}.txt"
+		log="$WORK/logs/$(basename "$(dirname "$trace")")--$(basename "$trace" .ndjson)--${inst//[^A-Za-z0-9._-]/_}.txt"
 		cmd=("$JAVA" -XX:+UseParallelGC -cp "$TLA2TOOLS:$COMMUNITY_MODULES" tlc2.TLC
 			-workers 1 -noGenerateSpecTE -metadir "$run/states"
 			-config "$ROOT/spec/TraceProgram.cfg" "$ROOT/spec/TraceProgram.tla")
@@ -159,7 +160,7 @@ fi
 
 mkdir -p "$DEST"
 {
-	echo "# TLC trace validation of traces/program/*.ndjson with spec/TraceProgram.tla."
+	echo "# TLC trace validation of traces/program/*.ndjson and harness/tlccross/testdata/*.ndjson with spec/TraceProgram.tla."
 	echo "# Written by formal-verification/tlc-traces.sh (make tlc-traces); do not edit."
 	echo "# TLC: $tlc_version; java: $("$JAVA" -version 2>&1 | head -1)"
 	echo "# command: TRACE=<instance file> java -XX:+UseParallelGC -cp tla2tools.jar:CommunityModules-deps.jar tlc2.TLC -workers 1 -noGenerateSpecTE -metadir <tmp> -config spec/TraceProgram.cfg spec/TraceProgram.tla"

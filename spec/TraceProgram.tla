@@ -98,11 +98,8 @@ ASSUME \A i \in 1..Len(TraceLog) :
     /\ Check(i, WellTyped(e.state), "a value of the wrong type")
     /\ Check(i, Has(e, "stutter") => e.stutter \in BOOLEAN, "stutter is not a boolean")
     /\ Check(i, PartOf(e) \in {"", "begin", "step", "end"}, "unknown part")
-    /\ Check(i, (i = 1) = (e.action = "Init"),
-             "Init is the first event's action, and only the first's")
-    /\ Check(i, i = 1 => PartOf(e) = "" /\ ~IsStutter(e),
-             "the Init event is neither a part nor a stutter")
-    /\ Check(i, i > 1 /\ ~IsStutter(e) => e.action \in ActionNames, "unknown action")
+    /\ Check(i, e.action = "Init" => PartOf(e) = "", "Init cannot be part of a composite step")
+    /\ Check(i, ~IsStutter(e) => e.action \in ActionNames \cup {"Init"}, "unknown action")
 
 \* The part event a part or stutter event at i belongs to: the nearest part
 \* event at or before i (0 if none).
@@ -114,20 +111,18 @@ LastPart(i) ==
 InComposite(i) ==
     LET k == LastPart(i) IN k > 0 /\ PartOf(TraceLog[k]) \in {"begin", "step"}
 
-\* Composites are well nested: a step or end continues a begin of the same
-\* action; a begin does not start inside another; a non-part event inside a
-\* composite is a stutter event.
-ASSUME \A i \in 2..Len(TraceLog) :
+\* Event i may come where it is (otherwise the trace is a violation there,
+\* as tracecheck reports it): Init first and only first; a composite's step
+\* or end continues a begin of the same action; a begin does not start
+\* inside another composite; inside one, only its parts and stutter events.
+InOrder(i) ==
     LET e == TraceLog[i]
         k == LastPart(i - 1)
     IN
-    /\ Check(i, PartOf(e) \in {"step", "end"} =>
-                   InComposite(i - 1) /\ TraceLog[k].action = e.action,
-             "a composite part without its begin, or of another action")
-    /\ Check(i, PartOf(e) = "begin" => ~InComposite(i - 1),
-             "a composite begins inside another")
-    /\ Check(i, PartOf(e) = "" /\ InComposite(i - 1) => IsStutter(e),
-             "an event other than a part or a stutter inside a composite")
+    /\ (i = 1) = (e.action = "Init")
+    /\ PartOf(e) \in {"step", "end"} => InComposite(i - 1) /\ TraceLog[k].action = e.action
+    /\ PartOf(e) = "begin" => ~InComposite(i - 1)
+    /\ PartOf(e) = "" /\ InComposite(i - 1) => IsStutter(e)
 
 \* The state a composite ending at i carries: its parts' states merged,
 \* later parts winning; stutter events inside it add nothing.
@@ -177,6 +172,7 @@ TraceInit ==
 TraceNext ==
     /\ l < Len(TraceLog)
     /\ l' = l + 1
+    /\ InOrder(l + 1)
     /\ Consume(l + 1)
 
 TraceSpec == TraceInit /\ [][TraceNext]_traceVars

@@ -30,7 +30,7 @@ func fileSHA(t *testing.T, rel string) string {
 
 // TestTLCVerdicts asserts that TLC's retained verdicts (make tlc-traces)
 // agree with tracecheck's on every instance of every Program trace in
-// traces/program/, and that they were computed from the current specs and
+// traces/program/ and testdata/, and that they were computed from the current specs and
 // traces.
 func TestTLCVerdicts(t *testing.T) {
 	path := filepath.Join(root, "formal-verification", "tlc-traces", "verdicts.tsv")
@@ -69,10 +69,7 @@ func TestTLCVerdicts(t *testing.T) {
 		}
 	}
 
-	traces, err := filepath.Glob(filepath.Join(root, "traces", "program", "*.ndjson"))
-	if err != nil || len(traces) == 0 {
-		t.Fatalf("no Program traces in traces/program: %v", err)
-	}
+	traces := programTraces(t)
 	seen := map[key]bool{}
 	agreed := 0
 	for _, file := range traces {
@@ -117,8 +114,7 @@ func TestTLCVerdicts(t *testing.T) {
 // the verdict it has in the whole trace, so comparing per-instance pieces
 // with TLC compares the verdicts tracecheck gives the corpus files.
 func TestSplitDoesNotChangeVerdicts(t *testing.T) {
-	traces, _ := filepath.Glob(filepath.Join(root, "traces", "program", "*.ndjson"))
-	for _, file := range traces {
+	for _, file := range programTraces(t) {
 		data, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
@@ -142,6 +138,21 @@ func TestSplitDoesNotChangeVerdicts(t *testing.T) {
 			t.Errorf("%s: whole trace %s, worst instance %s", file, whole, worst)
 		}
 	}
+}
+
+// programTraces returns the traces TLC validates: the Program corpus in
+// traces/program and this package's edge cases in testdata.
+func programTraces(t *testing.T) []string {
+	t.Helper()
+	corpus, err := filepath.Glob(filepath.Join(root, "traces", "program", "*.ndjson"))
+	if err != nil || len(corpus) == 0 {
+		t.Fatalf("no Program traces in traces/program: %v", err)
+	}
+	edges, err := filepath.Glob(filepath.Join(root, "harness", "tlccross", "testdata", "*.ndjson"))
+	if err != nil || len(edges) == 0 {
+		t.Fatalf("no traces in harness/tlccross/testdata: %v", err)
+	}
+	return append(corpus, edges...)
 }
 
 func rank(v string) int {
@@ -222,6 +233,40 @@ func TestVerdict(t *testing.T) {
 		got, err := Verdict(context.Background(), []byte(c.in), c.name)
 		if err != nil || got != c.want {
 			t.Errorf("%s: got %q, %v; want %q", c.name, got, err, c.want)
+		}
+	}
+}
+
+// TestEdgeCaseNames: each testdata trace's name ends with the verdict
+// tracecheck must give it (valid, violation, incomplete, input-error), so
+// the edge cases are checked even where TLC has not run.
+func TestEdgeCaseNames(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "*.ndjson"))
+	if len(files) == 0 {
+		t.Fatal("no testdata")
+	}
+	for _, file := range files {
+		name := strings.TrimSuffix(filepath.Base(file), ".ndjson")
+		want := ""
+		for _, v := range []string{Valid, Violation, Incomplete, InputError} {
+			if strings.HasSuffix(name, "-"+v) {
+				want = v
+			}
+		}
+		if want == "" {
+			t.Errorf("%s: the name does not end with the expected verdict", file)
+			continue
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Verdict(context.Background(), data, file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("%s: tracecheck says %s", file, got)
 		}
 	}
 }

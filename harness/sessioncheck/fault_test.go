@@ -40,7 +40,7 @@ func both(f, g func()) {
 }
 
 func base(inst string, sink trace.Sink) session.Config {
-	return session.Config{Instance: inst, Sink: sink, SilenceFrames: 1, JoinTimeout: 2 * time.Second,
+	return session.Config{Instance: inst, Sink: sink, SilenceFrames: 1, JoinTimeout: 10 * time.Second,
 		Detector: &sessiontest.Detector{}, Generator: &sessiontest.Generator{Words: []string{"a", "b", "c"}},
 		Synthesizer: sessiontest.Synthesizer{}, Compactor: &sessiontest.Compactor{}}
 }

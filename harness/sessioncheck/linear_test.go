@@ -66,7 +66,7 @@ func runLinear(t *testing.T, w workload) linearRun {
 	latest := make([]atomic.Uint64, w.sessions)
 	for i := range sessions {
 		s, err := session.New(context.Background(), session.Config{
-			Instance: fmt.Sprintf("s%d", i), Sink: rec, SilenceFrames: 1,
+			Instance: fmt.Sprintf("s%d", i), Sink: rec, SilenceFrames: 1, JoinTimeout: 10 * time.Second,
 			Detector:           &sessiontest.Detector{},
 			Generator:          &sessiontest.Generator{Words: []string{"w"}, Gate: never},
 			Synthesizer:        sessiontest.Synthesizer{},

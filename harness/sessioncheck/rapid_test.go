@@ -76,7 +76,7 @@ type driver struct {
 func newDriver(mutant bool) (*driver, error) {
 	d := &driver{rec: sessioncheck.NewRecorder(&sessioncheck.Clock{}), starts: make(chan chan struct{}), gens: make(chan chan struct{})}
 	s, err := session.New(context.Background(), session.Config{
-		Instance: "mbt", Sink: d.rec, SilenceFrames: 1,
+		Instance: "mbt", Sink: d.rec, SilenceFrames: 1, JoinTimeout: 10 * time.Second,
 		Detector:                      &sessiontest.Detector{},
 		Generator:                     stepGenerator{starts: d.gens},
 		Synthesizer:                   sessiontest.Synthesizer{},

@@ -63,6 +63,9 @@ func newSession(t *testing.T, cfg session.Config) *session.Session {
 	if cfg.Compactor == nil {
 		cfg.Compactor = &sessiontest.Compactor{}
 	}
+	if cfg.JoinTimeout == 0 {
+		cfg.JoinTimeout = 10 * time.Second // generous: a loaded machine must not abandon
+	}
 	s, err := session.New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -254,7 +257,7 @@ func TestAbandonedChild(t *testing.T) {
 			gate := sessiontest.NewGate()
 			rec := &recorder{}
 			cfg := tt.cfg(gate)
-			cfg.Sink, cfg.JoinTimeout = rec, 50*time.Millisecond
+			cfg.Sink, cfg.JoinTimeout = rec, 200*time.Millisecond
 			s := newSession(t, cfg)
 			tt.start(s)
 			wait(t, gate.Entered(), "work to block")

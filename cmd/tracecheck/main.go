@@ -81,7 +81,7 @@ Commands:
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+		fmt.Fprintf(w, "  %-13s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprint(w, `
 Run "tracecheck <command> -h" for a command's flags.

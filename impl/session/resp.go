@@ -45,7 +45,9 @@ func (r *Response) ID() uint64 { return r.id }
 
 // Audio streams the response's synthesized PCM16 audio. It is closed when
 // the response's TTS pipeline has stopped, which may be shortly before or
-// after Done.
+// after Done. Read it until it is closed: a full stream holds the pipeline
+// back (back-pressure) until it is read, or the response is finished,
+// canceled, preempted or torn down.
 func (r *Response) Audio() <-chan []byte { return r.audio }
 
 // Done is closed when the response has ended: completed, finished,

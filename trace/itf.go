@@ -73,30 +73,58 @@ type ITF struct {
 // document rather than an NDJSON trace: its first JSON object has one of
 // ITF's top-level keys ("states", "vars", "#meta", "params", "loop") before
 // any key of a trace event. It only peeks, so br still holds the whole
-// input afterwards.
+// input afterwards, and it reads no further than it must to decide: on a
+// live pipe, the first key of the first line is enough.
 func IsITF(br *bufio.Reader) bool {
-	peek, _ := br.Peek(br.Size())
-	dec := json.NewDecoder(bytes.NewReader(peek))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return false
+	n := 1
+	for {
+		peek, err := br.Peek(n)
+		if itf, decided := sniffITF(peek); decided {
+			return itf
+		}
+		if err != nil || n >= br.Size() {
+			return false
+		}
+		n = max(n+1, br.Buffered())
 	}
-	for dec.More() {
+}
+
+// sniffITF looks at the first top-level keys of the object that starts
+// data; decided is false if data ends before they tell.
+func sniffITF(data []byte) (itf, decided bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	more := func(err error) (bool, bool) {
+		var syn *json.SyntaxError
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || (errors.As(err, &syn) && syn.Offset >= int64(len(data))) {
+			return false, false // the object goes on beyond data
+		}
+		return false, true // not JSON: not ITF
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return more(err)
+	}
+	if tok != json.Delim('{') {
+		return false, true
+	}
+	for {
 		tok, err := dec.Token()
 		if err != nil {
-			return false
+			return more(err)
 		}
 		switch tok {
 		case "states", "vars", "#meta", "params", "loop":
-			return true
+			return true, true
 		case "v", "instance", "seq", "action", "state", "part", "stutter", "time", "detail":
-			return false
+			return false, true
+		case json.Delim('}'):
+			return false, true
 		}
 		var skip json.RawMessage
 		if err := dec.Decode(&skip); err != nil {
-			return false
+			return more(err)
 		}
 	}
-	return false
 }
 
 // ParseITF reads one ITF document from r and checks its shape and every

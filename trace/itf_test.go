@@ -359,3 +359,35 @@ func TestAsNDJSON(t *testing.T) {
 		t.Errorf("bad ITF value: got %v", err)
 	}
 }
+
+// onceReader returns its data on the first Read and fails the test if read
+// again: a live pipe whose writer has not written more yet.
+type onceReader struct {
+	t    *testing.T
+	data string
+	read bool
+}
+
+func (r *onceReader) Read(p []byte) (int, error) {
+	if r.read {
+		r.t.Fatalf("IsITF read beyond %q: it would block on a live pipe", r.data)
+	}
+	r.read = true
+	return copy(p, r.data), nil
+}
+
+func TestIsITFDoesNotReadAhead(t *testing.T) {
+	for _, c := range []struct {
+		data string
+		want bool
+	}{
+		{`{"v":1,"instance":"r"`, false},
+		{`{"#meta":{"format":"ITF"`, true},
+		{`{"states":[`, true},
+		{"\n  {\"seq\"", false},
+	} {
+		if got := IsITF(bufio.NewReader(&onceReader{t: t, data: c.data})); got != c.want {
+			t.Errorf("IsITF(%q) = %v, want %v", c.data, got, c.want)
+		}
+	}
+}

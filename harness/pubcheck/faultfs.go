@@ -187,13 +187,6 @@ func (ff *faultFile) Read(p []byte) (int, error) {
 	return ff.File.Read(p)
 }
 
-func (ff *faultFile) ReadAt(p []byte, off int64) (int, error) {
-	if err := ff.fs.check(OpRead, ff.Name()); err != nil {
-		return 0, err
-	}
-	return ff.File.ReadAt(p, off)
-}
-
 func (ff *faultFile) Write(p []byte) (int, error) {
 	if err := ff.fs.check(OpWrite, ff.Name()); err != nil {
 		return 0, err

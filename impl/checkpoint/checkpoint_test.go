@@ -266,45 +266,48 @@ func TestRecoverInput(t *testing.T) {
 	}
 }
 
-// A file larger than BlockSize is verified block by block, on several
-// goroutines; a change in any block is found and named.
-func TestLargeFileBlocks(t *testing.T) {
+// A large checkpoint of several files is hashed several files at a time;
+// a flipped byte in any of them is found and named.
+func TestLargeFiles(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	size := 2*checkpoint.BlockSize + 12345
+	size := 3<<20 + 12345
 	data := make([]byte, size)
 	for i := range data {
 		data[i] = byte(i * 7)
 	}
-	p := filepath.Join(dir, "big.bin")
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"a.bin", "b.bin", "c.bin"} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	m, err := checkpoint.Stage(ctx, checkpoint.OSFS{}, dir, checkpoint.StageOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	whole := sha256.Sum256(data)
-	if f := m.Files[0]; f.SHA256 != hex.EncodeToString(whole[:]) || len(f.Blocks) != 3 {
-		t.Fatalf("entry %s, %d blocks; want the file's sha256 and 3 blocks", f.SHA256, len(f.Blocks))
+	for _, f := range m.Files {
+		if f.SHA256 != hex.EncodeToString(whole[:]) || f.Size != int64(size) {
+			t.Fatalf("entry %+v; want the file's size and sha256", f)
+		}
 	}
-	var reports int
-	if _, err := checkpoint.Verify(ctx, checkpoint.OSFS{}, dir, func(checkpoint.Progress) { reports++ }); err != nil {
+	var last checkpoint.Progress
+	if _, err := checkpoint.Verify(ctx, checkpoint.OSFS{}, dir, func(p checkpoint.Progress) { last = p }); err != nil {
 		t.Fatal(err)
 	}
-	if reports == 0 {
-		t.Error("no progress reported")
+	if last.Step != "verifying" || last.Done != 3*int64(size) || last.Total != 3*int64(size) {
+		t.Errorf("last progress %+v, want all bytes verified", last)
 	}
-	f, err := os.OpenFile(p, os.O_WRONLY, 0)
+	f, err := os.OpenFile(filepath.Join(dir, "b.bin"), os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.WriteAt([]byte{data[checkpoint.BlockSize+5] ^ 1}, checkpoint.BlockSize+5); err != nil {
+	if _, err := f.WriteAt([]byte{data[2<<20] ^ 1}, 2<<20); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
 	_, err = checkpoint.Verify(ctx, checkpoint.OSFS{}, dir, nil)
-	if !errors.Is(err, checkpoint.ErrVerification) || !strings.Contains(err.Error(), "block 1") {
-		t.Fatalf("Verify after a flipped byte = %v, want a block 1 mismatch", err)
+	if !errors.Is(err, checkpoint.ErrVerification) || !strings.Contains(err.Error(), "b.bin") {
+		t.Fatalf("Verify after a flipped byte = %v, want a b.bin mismatch", err)
 	}
 }

@@ -15,7 +15,6 @@ import (
 // File is an open file of an [FS]. *os.File implements it.
 type File interface {
 	io.Reader
-	io.ReaderAt
 	io.Writer
 	io.Closer
 	// Sync commits the file's contents to stable storage (fsync).

@@ -10,26 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// BlockSize is the block size of [FileEntry.Blocks]: a file larger than
-// one block also has the SHA-256 of each block recorded, so that
-// verification can re-read and check a large file on several cores.
-const BlockSize = 8 << 20
-
 // errMismatch reports bytes that do not match the manifest.
 var errMismatch = errors.New("mismatch")
-
-// hashJob is one unit of hashing work: a whole file, read sequentially
-// (its SHA-256; at staging also its fsync), or one block of it.
-type hashJob struct {
-	file  int
-	whole bool
-	block int
-}
 
 // progressor counts bytes and reports them, throttled, from any goroutine,
 // never concurrently.
@@ -73,44 +61,11 @@ func (p *progressor) finish() {
 	}
 }
 
-func blocksOf(size int64) int {
-	if size <= BlockSize {
-		return 0
-	}
-	return int((size + BlockSize - 1) / BlockSize)
-}
-
-// hashFiles hashes the files under dir on several goroutines. With stage
-// set it fills each entry's SHA256 (and Blocks, for large files), fsyncing
-// each file while it is read; otherwise it re-reads every file and checks
-// it against the entry (by blocks where the entry has them), failing with
-// an error wrapping errMismatch.
+// hashFiles hashes the files under dir, several files at a time. With
+// stage set it fills each entry's SHA256, fsyncing each file while it is
+// read; otherwise it re-reads every file and checks it against the entry,
+// failing with an error wrapping errMismatch.
 func hashFiles(ctx context.Context, fsys FS, dir string, files []FileEntry, stage bool, prog *progressor) error {
-	var jobs []hashJob
-	for i := range files {
-		nb := blocksOf(files[i].Size)
-		if stage {
-			jobs = append(jobs, hashJob{file: i, whole: true})
-			files[i].Blocks = nil
-			if nb > 0 {
-				files[i].Blocks = make([]string, nb)
-			}
-			for b := 0; b < nb; b++ {
-				jobs = append(jobs, hashJob{file: i, block: b})
-			}
-			continue
-		}
-		if len(files[i].Blocks) == 0 {
-			jobs = append(jobs, hashJob{file: i, whole: true})
-			continue
-		}
-		if len(files[i].Blocks) != nb {
-			return fmt.Errorf("%s: %w: %d block hashes for %d bytes", files[i].Path, errMismatch, len(files[i].Blocks), files[i].Size)
-		}
-		for b := 0; b < nb; b++ {
-			jobs = append(jobs, hashJob{file: i, block: b})
-		}
-	}
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -120,15 +75,13 @@ func hashFiles(ctx context.Context, fsys FS, dir string, files []FileEntry, stag
 		next     atomic.Int64
 		wg       sync.WaitGroup
 	)
-	fail := func(err error) {
-		mu.Lock()
-		if firstErr == nil {
-			firstErr = err
-		}
-		mu.Unlock()
-		cancel()
+	// Largest files first, so that the last to finish is a small one.
+	order := make([]int, len(files))
+	for i := range order {
+		order[i] = i
 	}
-	workers := min(max(2, runtime.GOMAXPROCS(0)), 8, len(jobs))
+	sort.SliceStable(order, func(a, b int) bool { return files[order[a]].Size > files[order[b]].Size })
+	workers := min(max(2, runtime.GOMAXPROCS(0)), 8, len(files))
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
@@ -136,19 +89,17 @@ func hashFiles(ctx context.Context, fsys FS, dir string, files []FileEntry, stag
 			buf := make([]byte, 1<<20)
 			for {
 				k := int(next.Add(1)) - 1
-				if k >= len(jobs) || ctx.Err() != nil {
+				if k >= len(order) || ctx.Err() != nil {
 					return
 				}
-				j := jobs[k]
-				f := &files[j.file]
-				var err error
-				if j.whole {
-					err = hashWhole(ctx, fsys, dir, f, stage, buf, prog)
-				} else {
-					err = hashBlock(ctx, fsys, dir, f, j.block, stage, buf, prog)
-				}
-				if err != nil {
-					fail(fmt.Errorf("%s: %w", f.Path, err))
+				f := &files[order[k]]
+				if err := hashWhole(ctx, fsys, dir, f, stage, buf, prog); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = fmt.Errorf("%s: %w", f.Path, err)
+					}
+					mu.Unlock()
+					cancel()
 					return
 				}
 			}
@@ -161,7 +112,7 @@ func hashFiles(ctx context.Context, fsys FS, dir string, files []FileEntry, stag
 	return firstErr
 }
 
-// hashWhole reads a file sequentially. At staging it records the SHA-256
+// hashWhole reads a file sequentially through a fresh descriptor. At staging it records the SHA-256
 // and fsyncs the file meanwhile (writeback overlaps the reading, which the
 // page cache serves); at verification it compares.
 func hashWhole(ctx context.Context, fsys FS, dir string, f *FileEntry, stage bool, buf []byte, prog *progressor) error {
@@ -186,9 +137,7 @@ func hashWhole(ctx context.Context, fsys FS, dir string, f *FileEntry, stage boo
 		if k > 0 {
 			sum.Write(buf[:k])
 			n += int64(k)
-			if stage || len(f.Blocks) == 0 {
-				prog.add(int64(k))
-			}
+			prog.add(int64(k))
 		}
 		if err == io.EOF {
 			break
@@ -215,45 +164,6 @@ func hashWhole(ctx context.Context, fsys FS, dir string, f *FileEntry, stage boo
 	case n != f.Size || got != f.SHA256:
 		return fmt.Errorf("%w: reads back as %d bytes sha256 %s, manifest says %d bytes sha256 %s",
 			errMismatch, n, short(got), f.Size, short(f.SHA256))
-	}
-	return nil
-}
-
-// hashBlock reads one block of a file through a fresh descriptor.
-func hashBlock(ctx context.Context, fsys FS, dir string, f *FileEntry, block int, stage bool, buf []byte, prog *progressor) error {
-	file, err := fsys.OpenFile(filepath.Join(dir, filepath.FromSlash(f.Path)), os.O_RDONLY, 0)
-	if err != nil {
-		return err
-	}
-	defer file.Close()
-	off := int64(block) * BlockSize
-	size := min(BlockSize, f.Size-off)
-	sum := sha256.New()
-	for done := int64(0); done < size; {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		k, err := file.ReadAt(buf[:min(int64(len(buf)), size-done)], off+done)
-		if k > 0 {
-			sum.Write(buf[:k])
-			done += int64(k)
-			if !stage {
-				prog.add(int64(k))
-			}
-		}
-		if err != nil && !(err == io.EOF && done == size) {
-			if err == io.EOF {
-				return fmt.Errorf("%w: block %d is short (%d of %d bytes)", errMismatch, block, done, size)
-			}
-			return err
-		}
-	}
-	got := hex.EncodeToString(sum.Sum(nil))
-	if stage {
-		f.Blocks[block] = got
-	} else if got != f.Blocks[block] {
-		return fmt.Errorf("%w: block %d (bytes %d-%d) reads back as sha256 %s, manifest says %s",
-			errMismatch, block, off, off+size, short(got), short(f.Blocks[block]))
 	}
 	return nil
 }

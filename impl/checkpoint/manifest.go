@@ -32,9 +32,6 @@ type FileEntry struct {
 	Size int64 `json:"size"`
 	// SHA256 is the hex SHA-256 of its contents.
 	SHA256 string `json:"sha256"`
-	// Blocks, for a file larger than BlockSize, holds the hex SHA-256 of
-	// each BlockSize block (the last may be shorter).
-	Blocks []string `json:"blocks,omitempty"`
 }
 
 // Manifest describes a checkpoint: every file, the evaluation that passed,

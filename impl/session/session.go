@@ -185,18 +185,30 @@ func (s *Session) teardown(cause error) {
 		default:
 		}
 	}
-	for i, k := range kids { // then to the busy ones, until the deadline
-		if k.sent {
-			continue
+	// Then to the busy ones, all at once, until the deadline: one stuck
+	// child must not keep the others from being stopped.
+	for unsent := len(kids) - pending; unsent > 0; unsent-- {
+		var c [3]chan stopReq // (three children at most) nil, never ready, unless unsent
+		var r [3]stopReq
+		for i, k := range kids {
+			if !k.sent {
+				c[i], r[i] = k.stop, reqs[i]
+			}
 		}
+		var i int
 		select {
-		case k.stop <- reqs[i]:
-			k.sent = true
-			pending++
+		case c[0] <- r[0]:
+			i = 0
+		case c[1] <- r[1]:
+			i = 1
+		case c[2] <- r[2]:
+			i = 2
 		case <-wait(time.Until(deadline)):
-			timer = nil // expired: the remaining busy children are abandoned
+			timer = nil // expired: the children still busy are abandoned
 			goto collect
 		}
+		kids[i].sent = true
+		pending++
 	}
 collect:
 	for ; pending > 0; pending-- {

@@ -255,6 +255,7 @@ func TestAbandonedChild(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			gate := sessiontest.NewGate()
+			defer gate.Release()
 			rec := &recorder{}
 			cfg := tt.cfg(gate)
 			cfg.Sink, cfg.JoinTimeout = rec, 200*time.Millisecond

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -178,6 +177,7 @@ type Checker[S comparable] struct {
 	valn   map[S][]model.Value
 	stop   map[S]bool
 	quiet  map[S]bool
+	invBad map[S]bool
 	trans  map[transKey[S]]*transInfo
 
 	insts map[string]*instance[S]
@@ -185,7 +185,7 @@ type Checker[S comparable] struct {
 
 	cons    constraint
 	next    []S
-	matched []*transInfo
+	seen    map[S]struct{} // addCandidate's set, empty between steps
 
 	events    int
 	ambiguous int
@@ -211,7 +211,8 @@ type succEntry[S comparable] struct {
 	guard string
 	next  []S
 	vals  [][]model.Value // valuation of each successor
-	info  []*transInfo    // the transition to each successor
+	info  []*transInfo    // the transition to each successor, once taken
+	ok    []uint8         // stepOK or stepBad once judged, else 0
 }
 
 type transKey[S comparable] struct {
@@ -267,7 +268,7 @@ func New[S comparable](sp *model.Spec[S], opt Options) (*Checker[S], error) {
 	c := &Checker[S]{sp: sp, opt: opt, name: name, last: opt.last(),
 		varIdx: make(map[string]int), actIdx: make(map[string]int),
 		succ: make(map[succKey[S]]*succEntry[S]), valn: make(map[S][]model.Value),
-		stop: make(map[S]bool), quiet: make(map[S]bool), trans: make(map[transKey[S]]*transInfo),
+		stop: make(map[S]bool), quiet: make(map[S]bool), invBad: make(map[S]bool), trans: make(map[transKey[S]]*transInfo),
 		insts: make(map[string]*instance[S])}
 	for i, v := range sp.Vars {
 		c.varIdx[v] = i
@@ -341,8 +342,9 @@ func (c *Checker[S]) successors(s S, act int) *succEntry[S] {
 	}
 	for _, t := range e.next {
 		e.vals = append(e.vals, c.valuation(t))
-		e.info = append(e.info, c.transition(transKey[S]{s, act, t}))
 	}
+	e.info = make([]*transInfo, len(e.next)) // filled as transitions are taken
+	e.ok = make([]uint8, len(e.next))        // filled as successors are judged
 	if len(c.succ) >= maxCache {
 		clear(c.succ)
 	}
@@ -676,7 +678,10 @@ func (c *Checker[S]) initial(in *instance[S], r *trace.Raw) {
 // advance moves in's candidates along act to the successors that match
 // cons and keep every invariant and property. It reports whether none did.
 func (c *Checker[S]) advance(in *instance[S], act int, cons *constraint) (failed bool) {
-	next, matched := c.next[:0], c.matched[:0]
+	next := c.next[:0]
+	var first transKey[S]
+	var firstE *succEntry[S]
+	firstJ, matched := 0, 0 // matched: 0, 1, or 2 for "more than one transition"
 	for _, s := range in.cands {
 		e := c.successors(s, act)
 		if e.guard != "" {
@@ -686,32 +691,39 @@ func (c *Checker[S]) advance(in *instance[S], act int, cons *constraint) (failed
 			if !cons.matches(e.vals[j]) {
 				continue
 			}
-			ti := e.info[j]
-			if ti.bad != "" {
+			if e.ok[j] == 0 {
+				e.ok[j] = c.judge(s, act, t)
+			}
+			if e.ok[j] != stepOK {
 				continue
 			}
-			if !slices.Contains(matched, ti) {
-				matched = append(matched, ti)
+			switch {
+			case matched == 0:
+				first, firstE, firstJ, matched = transKey[S]{s, act, t}, e, j, 1
+			case matched == 1 && (first.from != s || first.to != t):
+				matched = 2
 			}
-			dup := false
-			for _, u := range next {
-				if u == t {
-					dup = true
-					break
-				}
-			}
-			if !dup {
+			if len(next) == 0 {
 				next = append(next, t)
+			} else {
+				next = c.addCandidate(next, t)
 			}
 		}
 	}
-	c.matched = matched
+	if c.seen != nil {
+		clear(c.seen)
+	}
 	if len(next) == 0 {
 		c.next = next
 		return true
 	}
-	if len(matched) == 1 {
-		matched[0].count++
+	if matched == 1 {
+		ti := firstE.info[firstJ]
+		if ti == nil {
+			ti = c.transition(first)
+			firstE.info[firstJ] = ti
+		}
+		ti.count++
 	} else {
 		c.ambiguous++
 	}
@@ -719,31 +731,87 @@ func (c *Checker[S]) advance(in *instance[S], act int, cons *constraint) (failed
 	return false
 }
 
+// Step judgements, cached per successor in succEntry.ok.
+const (
+	stepOK  = 1 // every invariant and property holds
+	stepBad = 2
+)
+
+// judge checks the invariants in t and the properties on the step.
+func (c *Checker[S]) judge(s S, act int, t S) uint8 {
+	bad, ok := c.invBad[t]
+	if !ok {
+		bad = c.sp.Check(t) != ""
+		if len(c.invBad) >= maxCache {
+			clear(c.invBad)
+		}
+		c.invBad[t] = bad
+	}
+	if bad || c.sp.CheckStep(s, c.sp.Actions[act].Name, t) != "" {
+		return stepBad
+	}
+	return stepOK
+}
+
+// addCandidate appends t to next unless it is there: a linear scan for
+// the usual few candidates, a set once there are many, so that wide
+// nondeterminism with partial states stays linear.
+func (c *Checker[S]) addCandidate(next []S, t S) []S {
+	if len(next) < 32 {
+		for _, u := range next {
+			if u == t {
+				return next
+			}
+		}
+		return append(next, t)
+	}
+	if c.seen == nil {
+		c.seen = make(map[S]struct{})
+	}
+	if len(c.seen) == 0 {
+		for _, u := range next {
+			c.seen[u] = struct{}{}
+		}
+	}
+	if _, ok := c.seen[t]; ok {
+		return next
+	}
+	c.seen[t] = struct{}{}
+	return append(next, t)
+}
+
 func (c *Checker[S]) stutter(in *instance[S], r *trace.Raw) {
-	var keep []S
-	for _, s := range in.cands {
+	fits := func(s S) bool {
 		vals := c.valuation(s)
-		ok := true
 		for _, i := range c.cons.idx {
 			want := vals[i]
 			if in.comp != nil && in.comp.cons.set[i] {
 				want = in.comp.cons.vals[i]
 			}
 			if !want.Equal(c.cons.vals[i]) {
-				ok = false
-				break
+				return false
 			}
 		}
-		if ok {
-			keep = append(keep, s)
+		return true
+	}
+	n := 0
+	for _, s := range in.cands {
+		if fits(s) {
+			n++
 		}
 	}
-	if len(keep) == 0 {
+	if n == 0 { // keep the candidates for the report
 		c.violate(in, r, -1, "stutter", fmt.Sprintf("stutter event %q changes spec variables", r.Action))
 		return
 	}
-	if len(keep) < len(in.cands) {
-		in.cands = append(in.cands[:0], keep...)
+	if n < len(in.cands) {
+		keep := in.cands[:0]
+		for _, s := range in.cands {
+			if fits(s) {
+				keep = append(keep, s)
+			}
+		}
+		in.cands = keep
 	}
 }
 

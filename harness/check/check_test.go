@@ -574,3 +574,44 @@ func TestCheckerEmitConcurrent(t *testing.T) {
 		t.Errorf("verdict %v, %d instances, %d events", rep.Verdict(), len(rep.Instances), rep.Events)
 	}
 }
+
+// wide is a spec with wide nondeterminism: Jump goes to any of 300
+// states. Events that leave x out keep every one of them as a candidate.
+func wideSpec() *model.Spec[int] {
+	return &model.Spec[int]{
+		Name:      "wide",
+		Vars:      []string{"x"},
+		Valuation: func(s int) []model.Value { return []model.Value{model.Int(int64(s))} },
+		Init:      func() []int { return []int{0} },
+		Actions: []model.Action[int]{{Name: "Jump", Guard: func(int) string { return "" },
+			Next: func(_ int, emit func(int)) {
+				for i := 0; i < 300; i++ {
+					emit(i)
+				}
+			}}},
+		Terminal: func(s int) bool { return s == 7 },
+	}
+}
+
+func TestWideCandidateSets(t *testing.T) {
+	for _, tc := range []struct {
+		events  []string
+		verdict check.Verdict
+		final   int
+	}{
+		{[]string{ev(0, "Init", ``), ev(1, "Jump", ``), ev(2, "Jump", ``)}, check.Incomplete, 300},
+		{[]string{ev(0, "Init", ``), ev(1, "Jump", ``), ev(2, "Jump", ``), ev(3, "Jump", `"x":7`)}, check.Valid, 1},
+		{[]string{ev(0, "Init", ``), ev(1, "Jump", ``), `{"v":1,"instance":"c","seq":2,"action":"log","stutter":true,"state":{"x":7}}`}, check.Valid, 1},
+		{[]string{ev(0, "Init", ``), ev(1, "Jump", ``), ev(2, "Jump", `"x":300`)}, check.Violation, 0},
+	} {
+		in := strings.Join(tc.events, "\n") + "\n"
+		rep, err := check.Check(context.Background(), wideSpec(), strings.NewReader(in), "w", check.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := rep.Instances[0]
+		if res.Verdict != tc.verdict || len(res.Final) != tc.final {
+			t.Errorf("%d events: verdict %v with %d final states, want %v with %d", len(tc.events), res.Verdict, len(res.Final), tc.verdict, tc.final)
+		}
+	}
+}

@@ -120,29 +120,37 @@ func (c *Checker[S]) violateStep(in *instance[S], r *trace.Raw, act int, cons *c
 			if len(e.next) == 0 {
 				why = append(why, a.Name+" has no successor here")
 			}
-			for _, t := range e.next {
+			for j, t := range e.next {
 				vals := c.valuation(t)
-				diffs := c.differs(vals, cons, "successor")
-				if len(diffs) == 0 {
+				n := c.countDiffs(vals, cons)
+				explain := i < maxCandidates && j < maxCandidates // the report shows a few
+				if n == 0 {
 					ti := c.transition(transKey[S]{s, act, t})
-					why = append(why, fmt.Sprintf("the step to %s breaks %s", c.sp.Format(t), ti.bad))
+					if explain || badStep == "" {
+						why = append(why, fmt.Sprintf("the step to %s breaks %s", c.sp.Format(t), ti.bad))
+					}
 					badStep = ti.bad
 					if b == nil || b.n > 0 {
 						b = &best{vals, 0, "spec's successor after " + a.Name}
 					}
 					continue
 				}
-				why = append(why, diffs...)
-				if b == nil || len(diffs) < b.n {
-					b = &best{vals, len(diffs), "spec's successor after " + a.Name}
+				if explain {
+					why = append(why, c.differs(vals, cons, "successor")...)
 				}
+				if b == nil || n < b.n {
+					b = &best{vals, n, "spec's successor after " + a.Name}
+				}
+			}
+			if len(e.next) > maxCandidates && i < maxCandidates {
+				why = append(why, fmt.Sprintf("(%d more successors not shown)", len(e.next)-maxCandidates))
 			}
 		}
 		if i < maxCandidates {
 			d.Candidates = append(d.Candidates, Candidate{State: c.sp.Format(s), Enabled: nonNil(c.sp.Enabled(s)), Why: why})
 		}
 		for ai := range c.sp.Actions {
-			if ai == act || contains(d.Fits, c.sp.Actions[ai].Name) {
+			if i >= 4*maxCandidates || ai == act || contains(d.Fits, c.sp.Actions[ai].Name) {
 				continue
 			}
 			for _, t := range c.successors(s, ai).next {
@@ -209,6 +217,17 @@ func (c *Checker[S]) finish(in *instance[S], d *Divergence) {
 	if c.opt.OnViolation != nil {
 		c.opt.OnViolation(in.res)
 	}
+}
+
+// countDiffs counts the variables where vals and cons disagree.
+func (c *Checker[S]) countDiffs(vals []model.Value, cons *constraint) int {
+	n := 0
+	for _, i := range cons.idx {
+		if !vals[i].Equal(cons.vals[i]) {
+			n++
+		}
+	}
+	return n
 }
 
 // differs lists the variables where vals and cons disagree.

@@ -183,9 +183,9 @@ type Checker[S comparable] struct {
 	insts map[string]*instance[S]
 	order []*instance[S]
 
-	cons    constraint
-	next    []S
-	seen    map[S]struct{} // addCandidate's set, empty between steps
+	cons constraint
+	next []S
+	seen map[S]struct{} // addCandidate's set, empty between steps
 
 	events    int
 	ambiguous int

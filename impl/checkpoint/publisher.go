@@ -344,10 +344,24 @@ func Publish(ctx context.Context, cfg Config) (*Result, error) {
 	return res, nil
 }
 
-func (r *run) before(action string) {
+// before calls the Boundary hook before the work of the transition that
+// event e would cause.
+func (r *run) before(e event) {
 	if r.cfg.Boundary != nil {
-		r.cfg.Boundary(action, false)
+		if action, _, ok := decide(r.phase, e); ok {
+			r.cfg.Boundary(action, false)
+		}
 	}
+}
+
+// advance records the transition that the success of the current phase's
+// work causes (decide(phase, evDone)), reading the publisher's state.
+func (r *run) advance(detail map[string]any) error {
+	action, to, ok := decide(r.phase, evDone)
+	if !ok {
+		return fmt.Errorf("checkpoint: no transition from %s on success", r.phase) // unreachable: execute's order
+	}
+	return r.step(action, to, detail)
 }
 
 // step moves to phase `to` by action and writes its receipt, reading the
@@ -365,10 +379,14 @@ func (r *run) step(action string, to Phase, detail map[string]any) error {
 	return err
 }
 
-// fail ends the run with a failure or interrupt action, after removing the
-// staging directory.
-func (r *run) fail(action string, to Phase, cause error, detail map[string]any) {
-	r.before(action)
+// end ends the run by the failure or interrupt transition that e causes in
+// the current phase, after removing the staging directory.
+func (r *run) end(e event, cause error, detail map[string]any) {
+	action, to, ok := decide(r.phase, e)
+	if !ok {
+		return // unreachable: execute ends runs only from Running, Staging, Verified
+	}
+	r.before(e)
 	if detail == nil {
 		detail = map[string]any{}
 	}
@@ -405,10 +423,10 @@ func (r *run) execute(ctx context.Context) {
 	proc := Process{Argv: cfg.Command, Env: env, Dir: cfg.Dir, Grace: cfg.Grace,
 		Stdout: filepath.Join(r.res.RunDir, "stdout.log"), Stderr: filepath.Join(r.res.RunDir, "stderr.log")}
 
-	r.before(ActionExecutePython)
+	r.before(evDone)
 	stop := r.ticker("executing")
 	exit, err := cfg.Runner.Run(ctx, proc, func(pid int) error {
-		return r.step(ActionExecutePython, PhaseRunning, map[string]any{"pid": pid, "command": cfg.Command})
+		return r.advance(map[string]any{"pid": pid, "command": cfg.Command})
 	})
 	stop()
 	if err == nil || r.phase == PhaseRunning {
@@ -417,17 +435,17 @@ func (r *run) execute(ctx context.Context) {
 	switch {
 	case err != nil && r.phase == PhaseReady:
 		// The attempt to execute is recorded, then its failure.
-		if r.step(ActionExecutePython, PhaseRunning, map[string]any{"command": cfg.Command, "error": err.Error()}) != nil {
-			r.fail(ActionExecutionFails, PhaseFailed, r.res.JournalErr, nil)
+		if r.advance(map[string]any{"command": cfg.Command, "error": err.Error()}) != nil {
+			r.end(evFailed, r.res.JournalErr, nil)
 			return
 		}
-		r.fail(ActionExecutionFails, PhaseFailed, err, nil)
+		r.end(evFailed, err, nil)
 		return
 	case err != nil:
-		r.fail(ActionExecutionFails, PhaseFailed, err, exitDetail(exit))
+		r.end(evFailed, err, exitDetail(exit))
 		return
 	case exit.Interrupted:
-		r.fail(ActionInterrupt, PhaseInterrupted, fmt.Errorf("%w while the program ran", ErrInterrupted), exitDetail(exit))
+		r.end(evInterrupted, fmt.Errorf("%w while the program ran", ErrInterrupted), exitDetail(exit))
 		return
 	case exit.Code != 0:
 		d := exitDetail(exit)
@@ -436,24 +454,24 @@ func (r *run) execute(ctx context.Context) {
 		if exit.Signal != "" {
 			cause = fmt.Errorf("%w: killed by %s", ErrProgramFailed, exit.Signal)
 		}
-		r.fail(ActionExecutionFails, PhaseFailed, cause, d)
+		r.end(evFailed, cause, d)
 		return
 	}
 
-	r.before(ActionProgramSucceeds)
+	r.before(evDone)
 	evalRaw, err := r.successRule(evalFile)
 	if err != nil {
 		d := exitDetail(exit)
 		d["stderr_tail"] = tail(proc.Stderr, 2048)
-		r.fail(ActionExecutionFails, PhaseFailed, err, d)
+		r.end(evFailed, err, d)
 		return
 	}
 	if ctx.Err() != nil {
-		r.fail(ActionInterrupt, PhaseInterrupted, fmt.Errorf("%w after the program ended", ErrInterrupted), nil)
+		r.end(evInterrupted, fmt.Errorf("%w after the program ended", ErrInterrupted), nil)
 		return
 	}
-	if err := r.step(ActionProgramSucceeds, PhaseStaging, map[string]any{"exit_code": 0, "eval": json.RawMessage(evalRaw)}); err != nil {
-		r.fail(ActionSaveOrVerificationFails, PhaseFailed, err, nil)
+	if err := r.advance(map[string]any{"exit_code": 0, "eval": json.RawMessage(evalRaw)}); err != nil {
+		r.end(evFailed, err, nil)
 		return
 	}
 
@@ -462,26 +480,26 @@ func (r *run) execute(ctx context.Context) {
 		Clock: cfg.Clock, Progress: r.progress})
 	if err == nil {
 		r.res.Manifest = m
-		r.before(ActionReloadAndVerify)
+		r.before(evDone)
 		m, err = r.verify(ctx)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			r.fail(ActionInterrupt, PhaseInterrupted, fmt.Errorf("%w while staging: %w", ErrInterrupted, err), nil)
+			r.end(evInterrupted, fmt.Errorf("%w while staging: %w", ErrInterrupted, err), nil)
 		} else {
-			r.fail(ActionSaveOrVerificationFails, PhaseFailed, err, nil)
+			r.end(evFailed, err, nil)
 		}
 		return
 	}
 	r.verified = true
-	if err := r.step(ActionReloadAndVerify, PhaseVerified, map[string]any{"digest": m.Digest, "files": len(m.Files), "bytes": m.Bytes()}); err != nil {
-		r.fail(ActionPublicationFails, PhaseFailed, err, nil)
+	if err := r.advance(map[string]any{"digest": m.Digest, "files": len(m.Files), "bytes": m.Bytes()}); err != nil {
+		r.end(evFailed, err, nil)
 		return
 	}
 
-	r.before(ActionAtomicPublication)
+	r.before(evDone)
 	if ctx.Err() != nil {
-		r.fail(ActionInterruptBeforePublication, PhaseInterrupted, fmt.Errorf("%w before publication", ErrInterrupted), nil)
+		r.end(evInterrupted, fmt.Errorf("%w before publication", ErrInterrupted), nil)
 		return
 	}
 	target := filepath.Join(cfg.PublishDir, cfg.Name)
@@ -490,7 +508,7 @@ func (r *run) execute(ctx context.Context) {
 		if isExist(err) {
 			cause = fmt.Errorf("%w: %w: %s appeared during the run", ErrPublication, ErrAlreadyPublished, target)
 		}
-		r.fail(ActionPublicationFails, PhaseFailed, cause, nil)
+		r.end(evFailed, cause, nil)
 		return
 	}
 	// The rename is the completion boundary: from here on, published.
@@ -504,7 +522,7 @@ func (r *run) execute(ctx context.Context) {
 		r.res.Warnings = append(r.res.Warnings, "published, but the publish directory's fsync failed: "+err.Error())
 	}
 	_ = r.fsys.SyncDir(cfg.StagingRoot)
-	_ = r.step(ActionAtomicPublication, PhasePublished, detail)
+	_ = r.advance(detail)
 }
 
 // successRule applies the documented rule after exit status 0 and returns

@@ -24,7 +24,7 @@ func init() {
 	register("check", command{"validate NDJSON traces against a bundled spec: valid, violation or incomplete", runCheck})
 }
 
-const checkSynopsis = `[--model M] [--json] [--last K] [--live] FILE...|-
+const checkSynopsis = `[--model M] [--json] [-q] [--last K] [--live] FILE...|-
 
 Validates each trace (NDJSON, docs/trace-format.md, or an ITF document,
 docs/itf.md; "-" reads standard input) against a bundled spec, the way
@@ -160,6 +160,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "write the reports as JSON")
 	last := fs.Int("last", check.DefaultLast, "show the last `K` matched events in a divergence report")
 	live := fs.Bool("live", false, "print each violation as soon as it is seen (text output only)")
+	quiet := fs.Bool("q", false, "leave valid instances out of the text report")
 	files, code := parseArgs(fs, args)
 	if code >= 0 {
 		return code
@@ -216,7 +217,11 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		if c := verdictCode(rep.Verdict()); severity(c) > severity(worst) {
 			worst = c
 		}
-		if !*asJSON {
+		switch {
+		case *asJSON:
+		case *quiet:
+			rep.WriteProblems(stdout)
+		default:
 			rep.WriteText(stdout)
 		}
 	}

@@ -50,6 +50,8 @@ func TestCheckCommand(t *testing.T) {
 			[]string{"VIOLATION", "publish-unverified-bad.ndjson:4: instance run-5, seq 3, action AtomicPublication",
 				"enabled: ReloadAndVerify, SaveOrVerificationFails, Interrupt", "-want +got", "last 3 matched events"}, nil, nil},
 		{[]string{"check", "--last", "1", corpusDir + "program/publish-unverified-bad.ndjson"}, exitViolation, []string{"last 1 matched events"}, nil, nil},
+		{[]string{"check", "-q", corpusDir + "program/interleaved-one-bad.ndjson"}, exitViolation, []string{"1 valid, 0 incomplete, 1 violation", "run-b: violation"}, nil, []string{"run-a: valid"}},
+		{[]string{"check", corpusDir + "program/interleaved-one-bad.ndjson"}, exitViolation, []string{"run-a: valid", "run-b: violation"}, nil, nil},
 		{[]string{"check", corpusDir + "program/killed-in-staging-incomplete.ndjson"}, exitIncomplete, []string{"INCOMPLETE", "does not stop"}, nil, nil},
 		{[]string{"check", corpusDir + "program/journal-truncated-incomplete.ndjson"}, exitIncomplete, []string{"truncated", "instance run-7 is incomplete"}, nil, nil},
 		{[]string{"check", "--model", "session-mutant-no-compaction-teardown", corpusDir + "session/compaction-outlives-session-bad.ndjson"}, exitViolation,
@@ -83,6 +85,11 @@ func TestCheckCommand(t *testing.T) {
 			for _, w := range c.stdout {
 				if !strings.Contains(out, w) {
 					t.Errorf("stdout lacks %q:\n%s", w, out)
+				}
+			}
+			for _, w := range c.notInOut {
+				if strings.Contains(out, w) {
+					t.Errorf("stdout has %q:\n%s", w, out)
 				}
 			}
 			for _, w := range c.stderr {

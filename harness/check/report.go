@@ -154,7 +154,13 @@ func (r *Report) WriteJSON(w io.Writer) error {
 
 // WriteText writes the report for a person: one line per instance, and for
 // each violation the full divergence report.
-func (r *Report) WriteText(w io.Writer) error {
+func (r *Report) WriteText(w io.Writer) error { return r.writeText(w, true) }
+
+// WriteProblems is [Report.WriteText] without the valid instances: the
+// summary line and what is incomplete or violated.
+func (r *Report) WriteProblems(w io.Writer) error { return r.writeText(w, false) }
+
+func (r *Report) writeText(w io.Writer, valid bool) error {
 	var b strings.Builder
 	plural := "s"
 	if len(r.Instances) == 1 {
@@ -174,6 +180,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "  truncated: %s:%d has no newline (the writer stopped mid-line); %s is incomplete\n", t.File, t.Line, who)
 	}
 	for _, in := range r.Instances {
+		if !valid && in.Verdict == Valid {
+			continue
+		}
 		in.writeText(&b)
 		if in.Divergence != nil && r.File != "" && r.File != "-" && r.File != "stdin" {
 			fmt.Fprintf(&b, "    replay: tracecheck replay --model %s --instance %s %s\n", r.Model, shellQuote(in.Instance), shellQuote(r.File))

@@ -102,6 +102,7 @@ type Result struct {
 // linState is the sequential model's state. Each partition uses only its
 // coordinator's fields.
 type linState struct {
+	mayEnd  bool // responses may complete on their own (ModelOptions.ResponsesComplete)
 	closed  bool
 	vad     session.VADState // silent or speech (never terminated: closed says so)
 	frames  uint64
@@ -112,8 +113,10 @@ type linState struct {
 }
 
 // step is the sequential specification of the coordinators' operations,
-// for a session with SilenceFrames 1, a generator that never completes on
-// its own, and a compactor that may finish at any time.
+// for a session with SilenceFrames 1, and a compactor that may finish at
+// any time. Unless s.mayEnd, a response never completes on its own; with
+// it, an active response may have completed at any point, which a
+// no-response answer about it reveals.
 func step(s linState, op Op, r Result) (bool, linState) {
 	if op.Kind == OpClose {
 		s.closed = true
@@ -154,6 +157,10 @@ func step(s linState, op Op, r Result) (bool, linState) {
 			s.active = 0
 			return true, s
 		case ErrNoResponse:
+			if s.mayEnd && s.active != 0 && s.active == op.ID {
+				s.active = 0 // it completed on its own meanwhile
+				return true, s
+			}
 			return s.active == 0 || s.active != op.ID, s
 		}
 		return false, s
@@ -173,12 +180,23 @@ func step(s linState, op Op, r Result) (bool, linState) {
 	return false, s
 }
 
-// Model is the porcupine model of a session's coordinators. Histories are
-// partitioned per session and per coordinator; a Close is part of each of
-// its session's three partitions.
-func Model() porcupine.Model {
+// ModelOptions describe the sessions a history was taken from.
+type ModelOptions struct {
+	// ResponsesComplete: responses may complete on their own (the
+	// generator returns), not only when finished, canceled or preempted.
+	ResponsesComplete bool
+}
+
+// Model is the porcupine model of a session's coordinators, for sessions
+// whose responses never complete on their own. Histories are partitioned
+// per session and per coordinator; a Close is part of each of its
+// session's three partitions.
+func Model() porcupine.Model { return ModelWith(ModelOptions{}) }
+
+// ModelWith is Model for sessions described by opt.
+func ModelWith(opt ModelOptions) porcupine.Model {
 	return porcupine.Model{
-		Init: func() any { return linState{} },
+		Init: func() any { return linState{mayEnd: opt.ResponsesComplete} },
 		Step: func(state, input, output any) (bool, any) {
 			return step(state.(linState), input.(Op), output.(Result))
 		},

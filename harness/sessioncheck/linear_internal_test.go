@@ -56,6 +56,26 @@ func TestModelJudges(t *testing.T) {
 			}
 		})
 	}
+	// When responses may complete on their own, a refused finish of the
+	// active response means it completed; finishing it later is illegal.
+	completing := ModelWith(ModelOptions{ResponsesComplete: true})
+	for _, tt := range []struct {
+		name string
+		h    []porcupine.Operation
+		want porcupine.CheckResult
+	}{
+		{"refused finish: it completed", []porcupine.Operation{
+			op(0, 1, 2, start, Result{ID: 1}), op(0, 3, 4, Op{Kind: OpFinish, ID: 1}, Result{Err: ErrNoResponse})}, porcupine.Ok},
+		{"finished after it completed", []porcupine.Operation{
+			op(0, 1, 2, start, Result{ID: 1}), op(0, 3, 4, Op{Kind: OpCancel, ID: 1}, Result{Err: ErrNoResponse}),
+			op(0, 5, 6, Op{Kind: OpFinish, ID: 1}, Result{})}, porcupine.Illegal},
+	} {
+		t.Run("completing/"+tt.name, func(t *testing.T) {
+			if got := porcupine.CheckOperationsTimeout(completing, tt.h, 0); got != tt.want {
+				t.Fatalf("porcupine says %v, want %v", got, tt.want)
+			}
+		})
+	}
 }
 
 func TestWindows(t *testing.T) {

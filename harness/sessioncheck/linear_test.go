@@ -54,6 +54,7 @@ type workload struct {
 	closeProb                     float64
 	seed                          uint64
 	racy                          bool
+	completing                    bool // responses complete on their own
 }
 
 func runLinear(t *testing.T, w workload) linearRun {
@@ -62,13 +63,17 @@ func runLinear(t *testing.T, w workload) linearRun {
 	rec := sessioncheck.NewRecorder(clock)
 	never := sessiontest.NewGate() // generators wait here until canceled
 	defer never.Release()
+	gen := session.Generator(&sessiontest.Generator{Words: []string{"w"}, Gate: never})
+	if w.completing {
+		gen = &sessiontest.Generator{Words: []string{"w"}}
+	}
 	sessions := make([]*session.Session, w.sessions)
 	latest := make([]atomic.Uint64, w.sessions)
 	for i := range sessions {
 		s, err := session.New(context.Background(), session.Config{
 			Instance: fmt.Sprintf("s%d", i), Sink: rec, SilenceFrames: 1, JoinTimeout: 10 * time.Second,
 			Detector:           &sessiontest.Detector{},
-			Generator:          &sessiontest.Generator{Words: []string{"w"}, Gate: never},
+			Generator:          gen,
 			Synthesizer:        sessiontest.Synthesizer{},
 			Compactor:          &sessiontest.Compactor{},
 			TestOnlyRacyFinish: w.racy,
@@ -195,9 +200,9 @@ func runLinear(t *testing.T, w workload) linearRun {
 
 // checkLinear runs porcupine; on anything but Ok it writes the
 // visualization and returns its path.
-func checkLinear(t *testing.T, ops []porcupine.Operation, name string, expectIllegal bool) (porcupine.CheckResult, string) {
+func checkLinear(t *testing.T, ops []porcupine.Operation, name string, expectIllegal bool, opt sessioncheck.ModelOptions) (porcupine.CheckResult, string) {
 	t.Helper()
-	model := sessioncheck.Model()
+	model := sessioncheck.ModelWith(opt)
 	res, info := porcupine.CheckOperationsVerbose(model, ops, 60*time.Second)
 	if res == porcupine.Ok {
 		return res, ""
@@ -210,41 +215,59 @@ func checkLinear(t *testing.T, ops []porcupine.Operation, name string, expectIll
 }
 
 func TestLinearizable(t *testing.T) {
-	w := workload{goroutines: 8, opsEach: 2000, sessions: 12, closeProb: 0.0005, seed: 1}
-	if testing.Short() {
-		w.opsEach = 500
+	for _, completing := range []bool{false, true} {
+		name := "responses-end-by-call"
+		if completing {
+			name = "responses-also-complete"
+		}
+		t.Run(name, func(t *testing.T) {
+			w := workload{goroutines: 8, opsEach: 2000, sessions: 12, closeProb: 0.0005, seed: 1, completing: completing}
+			if completing {
+				w.opsEach, w.seed = 1000, 2
+			}
+			if testing.Short() {
+				w.opsEach = 500
+			}
+			if n, err := strconv.Atoi(os.Getenv("TRACECHECK_SESSION_OPS")); err == nil && n > 0 {
+				w.opsEach = n // make session-campaign
+			}
+			run := runLinear(t, w)
+			if len(run.ops) < w.goroutines*w.opsEach {
+				t.Fatalf("only %d operations", len(run.ops))
+			}
+			res, path := checkLinear(t, run.ops, "session-linear", false, sessioncheck.ModelOptions{ResponsesComplete: completing})
+			if res != porcupine.Ok {
+				t.Fatalf("porcupine: %v over %d operations; visualization: %s", res, len(run.ops), path)
+			}
+			events := run.rec.Events()
+			if bad := sessioncheck.Windows(events, run.windows); len(bad) > 0 {
+				t.Fatalf("%d trace events outside their caller's window, e.g.:\n%s", len(bad), bad[0])
+			}
+			var plain []trace.Event
+			completed := 0
+			for _, st := range events {
+				plain = append(plain, st.Event)
+				if st.Event.Action == "RespFinish" && st.Event.Detail["cause"] == "complete" {
+					completed++
+				}
+			}
+			if completing && completed == 0 {
+				t.Fatal("no response completed on its own")
+			}
+			if bad := sessioncheck.TTSClosedBeforeTeardown(plain); len(bad) > 0 {
+				t.Fatalf("M5: %d responses' TTS not closed before Teardown, e.g. %s", len(bad), bad[0])
+			}
+			rep, err := sessioncheck.Check(context.Background(), bytes.NewReader(run.rec.NDJSON()), "linear.ndjson", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Verdict() != check.Valid || len(rep.Instances) != w.sessions {
+				t.Fatalf("trace of %d sessions: %v (%d valid)\n%s", len(rep.Instances), rep.Verdict(), rep.Count(check.Valid), firstBad(rep))
+			}
+			t.Logf("%d operations by %d goroutines on %d sessions, %d trace events (%d responses completed on their own): linearizable, every event in its caller's window, trace valid",
+				len(run.ops), w.goroutines, w.sessions, len(events), completed)
+		})
 	}
-	if n, err := strconv.Atoi(os.Getenv("TRACECHECK_SESSION_OPS")); err == nil && n > 0 {
-		w.opsEach = n // make session-campaign
-	}
-	run := runLinear(t, w)
-	if len(run.ops) < w.goroutines*w.opsEach {
-		t.Fatalf("only %d operations", len(run.ops))
-	}
-	res, path := checkLinear(t, run.ops, "session-linear", false)
-	if res != porcupine.Ok {
-		t.Fatalf("porcupine: %v over %d operations; visualization: %s", res, len(run.ops), path)
-	}
-	events := run.rec.Events()
-	if bad := sessioncheck.Windows(events, run.windows); len(bad) > 0 {
-		t.Fatalf("%d trace events outside their caller's window, e.g.:\n%s", len(bad), bad[0])
-	}
-	var plain []trace.Event
-	for _, st := range events {
-		plain = append(plain, st.Event)
-	}
-	if bad := sessioncheck.TTSClosedBeforeTeardown(plain); len(bad) > 0 {
-		t.Fatalf("M5: %d responses' TTS not closed before Teardown, e.g. %s", len(bad), bad[0])
-	}
-	rep, err := sessioncheck.Check(context.Background(), bytes.NewReader(run.rec.NDJSON()), "linear.ndjson", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.Verdict() != check.Valid || len(rep.Instances) != w.sessions {
-		t.Fatalf("trace of %d sessions: %v (%d valid)\n%s", len(rep.Instances), rep.Verdict(), rep.Count(check.Valid), firstBad(rep))
-	}
-	t.Logf("%d operations by %d goroutines on %d sessions, %d trace events: linearizable, every event in its caller's window, trace valid",
-		len(run.ops), w.goroutines, w.sessions, len(events))
 }
 
 // TestSeededRaceCaught: the check-then-act race of TestOnlyRacyFinish must
@@ -252,7 +275,7 @@ func TestLinearizable(t *testing.T) {
 func TestSeededRaceCaught(t *testing.T) {
 	for attempt := 1; attempt <= 10; attempt++ {
 		run := runLinear(t, workload{goroutines: 8, opsEach: 1000, sessions: 2, seed: uint64(attempt), racy: true})
-		res, path := checkLinear(t, run.ops, "session-racy-finish", true)
+		res, path := checkLinear(t, run.ops, "session-racy-finish", true, sessioncheck.ModelOptions{})
 		if res == porcupine.Illegal {
 			t.Logf("attempt %d: race caught as %v; visualization: %s", attempt, res, path)
 			if bad := sessioncheck.Windows(run.rec.Events(), run.windows); len(bad) > 0 {

@@ -84,6 +84,7 @@ func (c *Checker[S]) violate(in *instance[S], r *trace.Raw, act int, kind, reaso
 		}
 		if kind == "stutter" && len(in.cands) > 0 {
 			d.Diff = c.diff(c.valuation(in.cands[0]), &c.cons, "unchanged state")
+			d.Fits = c.fits(in.cands, -1, &c.cons)
 		}
 	}
 	c.finish(in, d)
@@ -149,18 +150,8 @@ func (c *Checker[S]) violateStep(in *instance[S], r *trace.Raw, act int, cons *c
 		if i < maxCandidates {
 			d.Candidates = append(d.Candidates, Candidate{State: c.sp.Format(s), Enabled: nonNil(c.sp.Enabled(s)), Why: why})
 		}
-		for ai := range c.sp.Actions {
-			if i >= 4*maxCandidates || ai == act || contains(d.Fits, c.sp.Actions[ai].Name) {
-				continue
-			}
-			for _, t := range c.successors(s, ai).next {
-				if c.matches(t, cons) {
-					d.Fits = append(d.Fits, c.sp.Actions[ai].Name)
-					break
-				}
-			}
-		}
 	}
+	d.Fits = c.fits(in.cands, act, cons)
 	switch {
 	case badStep != "" && strings.HasPrefix(badStep, "invariant"):
 		d.Kind = "invariant"
@@ -182,6 +173,29 @@ func (c *Checker[S]) violateStep(in *instance[S], r *trace.Raw, act int, cons *c
 		d.Diff = c.diff(b.vals, cons, b.label)
 	}
 	c.finish(in, d)
+}
+
+// fits names the actions other than skip whose successor, from one of the
+// first candidates, has the state cons.
+func (c *Checker[S]) fits(cands []S, skip int, cons *constraint) []string {
+	var out []string
+	for i, s := range cands {
+		if i >= 4*maxCandidates {
+			break
+		}
+		for ai := range c.sp.Actions {
+			if ai == skip || contains(out, c.sp.Actions[ai].Name) {
+				continue
+			}
+			for _, t := range c.successors(s, ai).next {
+				if c.matches(t, cons) {
+					out = append(out, c.sp.Actions[ai].Name)
+					break
+				}
+			}
+		}
+	}
+	return out
 }
 
 func contains(xs []string, x string) bool {

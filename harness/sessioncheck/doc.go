@@ -8,9 +8,11 @@
 //   - [Clock] and [Recorder] stamp operations and trace events from one
 //     atomic counter, so that a test can tell whether each trace event falls
 //     inside its caller's call/return window ([Recorder.Windows]).
-//   - [Model] is the sequential model of the coordinators' externally
-//     visible operations for porcupine, partitioned per session and per
-//     coordinator ([Op], [Result]).
+//   - [Model] (and [ModelWith]) is the sequential model of the
+//     coordinators' externally visible operations for porcupine,
+//     partitioned per session and per coordinator ([Op], [Result]).
+//   - [TTSClosedBeforeTeardown] checks what session.fizz leaves inside
+//     resp: every response's TTS pipeline (M5) is closed before Teardown.
 //
 // The tests drive real coordinators: porcupine linearizability with many
 // goroutines, rapid model-based testing from model/session's actions,

@@ -99,8 +99,15 @@ func (c compCore) terminate() compCore {
 	return c
 }
 
+// Requests to the compaction coordinator besides its step's opTrigger.
+const (
+	reqTrigger = iota // TriggerCompaction
+	reqAppend         // AppendHistory
+	reqHistory        // History
+)
+
 type compReq struct {
-	op    int8 // 0 trigger, 1 append, 2 history
+	op    int // reqTrigger, reqAppend or reqHistory
 	item  string
 	reply chan compReply
 }
@@ -169,10 +176,10 @@ func (c *compCoord) run() {
 
 func (c *compCoord) handle(r compReq) compReply {
 	switch r.op {
-	case 1:
+	case reqAppend:
 		c.history = append(c.history, r.item)
 		return compReply{}
-	case 2:
+	case reqHistory:
 		return compReply{history: append([]string(nil), c.history...)}
 	}
 	next, action, err := c.core.step(opTrigger, 0)

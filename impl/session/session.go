@@ -329,7 +329,7 @@ func (s *Session) TriggerCompaction() (*CompactionJob, error) {
 	if ConnState(s.conn.Load()) == ConnTorn {
 		return nil, ErrClosed
 	}
-	r := s.comp.call(compReq{op: 0})
+	r := s.comp.call(compReq{op: reqTrigger})
 	return r.job, r.err
 }
 
@@ -338,11 +338,11 @@ func (s *Session) AppendHistory(item string) error {
 	if ConnState(s.conn.Load()) == ConnTorn {
 		return ErrClosed
 	}
-	return s.comp.call(compReq{op: 1, item: item}).err
+	return s.comp.call(compReq{op: reqAppend, item: item}).err
 }
 
 // History returns a copy of the conversation history.
 func (s *Session) History() ([]string, error) {
-	r := s.comp.call(compReq{op: 2})
+	r := s.comp.call(compReq{op: reqHistory})
 	return r.history, r.err
 }

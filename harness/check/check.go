@@ -183,9 +183,10 @@ type Checker[S comparable] struct {
 	insts map[string]*instance[S]
 	order []*instance[S]
 
-	cons constraint
-	next []S
-	seen map[S]struct{} // addCandidate's set, empty between steps
+	cons       constraint
+	unknownVar string // a variable of the event that was #unserializable
+	next       []S
+	seen       map[S]struct{} // addCandidate's set, empty between steps
 
 	events    int
 	ambiguous int
@@ -299,7 +300,8 @@ type instance[S comparable] struct {
 	ringN      int
 	trunc      bool
 	forgotten  bool
-	finishedAt int // the event count when it last became finished (Forget)
+	finishedAt int    // the event count when it last became finished (Forget)
+	uncertain  string // why a valid ending would be only incomplete
 }
 
 type composite struct {
@@ -414,13 +416,17 @@ func (c *constraint) matches(vals []model.Value) bool {
 // readState fills c.cons from the event's state.
 func (c *Checker[S]) readState(r *trace.Raw) error {
 	c.cons.reset()
+	c.unknownVar = ""
 	for _, m := range r.State {
 		i, ok := c.varIndex(m.Name)
 		if !ok {
 			return c.inputErr(r.Pos, "%w %q in state (the %s spec has %s)", ErrUnknownVariable, m.Name, c.sp.Name, strings.Join(c.sp.Vars, ", "))
 		}
 		v, err := c.values.get(m.Value)
-		if errors.Is(err, errUnconstrained) {
+		if errors.Is(err, ErrUnserializable) {
+			if c.unknownVar == "" {
+				c.unknownVar = string(m.Name)
+			}
 			continue
 		}
 		if err != nil {
@@ -509,6 +515,9 @@ func (c *Checker[S]) Feed(r *trace.Raw) error {
 	if in.res.Verdict == Violation {
 		return nil
 	}
+	if c.unknownVar != "" && in.uncertain == "" {
+		in.uncertain = fmt.Sprintf("state.%s at line %d is #unserializable, so the trace could not be checked in full", c.unknownVar, r.Pos.Line)
+	}
 	switch {
 	case in.res.Events == 1:
 		if !isInit {
@@ -538,7 +547,7 @@ func (c *Checker[S]) Feed(r *trace.Raw) error {
 	}
 	if c.opt.Forget {
 		in.finishedAt = 0
-		if in.comp == nil && c.finished(in) {
+		if in.comp == nil && in.uncertain == "" && c.finished(in) {
 			in.finishedAt = c.events
 			c.finishing = append(c.finishing, finishing[S]{in, c.events})
 		}
@@ -937,6 +946,9 @@ func (c *Checker[S]) final(in *instance[S]) (Verdict, string) {
 			}
 			return Incomplete, fmt.Sprintf("the trace ends in a state where the spec does not stop: %s (%s)", c.sp.Format(s), what)
 		}
+	}
+	if in.uncertain != "" {
+		return Incomplete, in.uncertain
 	}
 	return Valid, ""
 }

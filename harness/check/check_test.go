@@ -615,3 +615,43 @@ func TestWideCandidateSets(t *testing.T) {
 		}
 	}
 }
+
+// An #unserializable value constrains nothing, so the instance can never
+// be valid: at best incomplete. A violation elsewhere is still found.
+func TestUnserializable(t *testing.T) {
+	pub := func(published string) string {
+		return strings.Join([]string{
+			progInit,
+			`{"v":1,"instance":"r","seq":1,"action":"ExecutePython","state":{"phase":"Running","verified":{"#unserializable":"?"}}}`,
+			`{"v":1,"instance":"r","seq":2,"action":"ProgramSucceeds","state":{"phase":"Staging"}}`,
+			`{"v":1,"instance":"r","seq":3,"action":"ReloadAndVerify","state":{"phase":"Verified","published":` + published + `}}`,
+			`{"v":1,"instance":"r","seq":4,"action":"AtomicPublication","state":{"phase":"Published"}}`,
+		}, "\n") + "\n"
+	}
+	for _, tc := range []struct {
+		name    string
+		in      string
+		verdict check.Verdict
+		reason  string
+	}{
+		{"top level", pub("false"), check.Incomplete, "state.verified at line 2 is #unserializable"},
+		{"nested", pub(`{"a":{"#unserializable":"?"}}`), check.Incomplete, "state.verified at line 2"},
+		{"violation still found", pub("true"), check.Violation, "no ReloadAndVerify successor"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := check.Check(context.Background(), program.Spec(), strings.NewReader(tc.in), "u", check.Options{Forget: true, Linger: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Instances) != 1 {
+				t.Fatalf("%d instances listed (forgotten %d)", len(rep.Instances), rep.Forgotten)
+			}
+			if res := rep.Instances[0]; res.Verdict != tc.verdict || !strings.Contains(res.Reason, tc.reason) {
+				t.Errorf("verdict %v (%s), want %v (%s)", res.Verdict, res.Reason, tc.verdict, tc.reason)
+			}
+		})
+	}
+	if _, err := check.ParseValue([]byte(`[1,{"#unserializable":"f"}]`)); !errors.Is(err, check.ErrUnserializable) {
+		t.Errorf("ParseValue: %v", err)
+	}
+}

@@ -12,15 +12,19 @@ import (
 	"github.com/tracecheck/tracecheck/trace"
 )
 
-// errUnconstrained marks an ITF {"#unserializable": ...} value: the writer
-// could not render the variable, so it constrains nothing.
-var errUnconstrained = errors.New("unserializable value")
+// ErrUnserializable is returned by [ParseValue] and [FromJSON] for a value
+// that holds an ITF {"#unserializable": ...} anywhere: the writer could not
+// render it. The checker leaves such a variable unconstrained for that
+// event and never reports its instance as valid (at best incomplete).
+var ErrUnserializable = errors.New("#unserializable value")
 
 // ParseValue converts one JSON value of a trace event into a model.Value:
 // booleans, integers and strings as themselves, arrays as sequences, plain
 // objects as records, and the ITF forms {"#set": [...]}, {"#map": [[k, v],
-// ...]}, {"#tup": [...]} and {"#bigint": "123"} (within int64). Other input
-// (floats, null, unknown "#" forms) is an error wrapping [ErrValue].
+// ...]}, {"#tup": [...]} and {"#bigint": "123"} (within int64). A value
+// holding {"#unserializable": ...} anywhere yields [ErrUnserializable].
+// Other input (floats, null, unknown "#" forms) is an error wrapping
+// [ErrValue].
 func ParseValue(raw []byte) (model.Value, error) {
 	v, err := trace.DecodeValue(raw)
 	if err != nil {
@@ -129,7 +133,7 @@ func fromObject(m map[string]any) (model.Value, error) {
 				}
 				return model.Int(n.Int64()), nil
 			case "#unserializable":
-				return model.Value{}, errUnconstrained
+				return model.Value{}, ErrUnserializable
 			default:
 				return model.Value{}, fmt.Errorf("%w: unknown ITF form %q", ErrValue, k)
 			}
@@ -144,9 +148,6 @@ func fromObject(m map[string]any) (model.Value, error) {
 	for i, k := range names {
 		v, err := FromJSON(m[k])
 		if err != nil {
-			if errors.Is(err, errUnconstrained) {
-				return model.Value{}, fmt.Errorf("%w: #unserializable inside record field %q", ErrValue, k)
-			}
 			return model.Value{}, err
 		}
 		fields[i] = model.Field{Name: k, Value: v}

@@ -243,7 +243,15 @@ func crashOne(t *testing.T, i int, job crashJob, out childOut, outcomes, verdict
 			t.Errorf("crash %d: terminal journal says %s, directory says published=%v", i, rep.JournalPhase, published)
 		}
 		journal := filepath.Join(job.PublishDir, checkpoint.MetaDir, "runs", rep.Run, "journal.ndjson")
-		if _, err := os.Stat(journal); err == nil {
+		if fi, err := os.Stat(journal); err == nil && fi.Size() == 0 {
+			// Killed between creating the journal and its Init receipt: no
+			// receipt, so nothing ran (the checker calls an empty trace an
+			// input error, not a verdict).
+			verdicts["empty journal"]++
+			if rep.JournalPhase != "" || published {
+				t.Errorf("crash %d: empty journal but %+v, published=%v", i, rep, published)
+			}
+		} else if err == nil {
 			r, err := pubcheck.CheckJournal(ctx, journal)
 			if err != nil {
 				t.Fatalf("crash %d: %v", i, err)

@@ -8,8 +8,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/tracecheck/tracecheck/harness/check"
@@ -24,10 +26,11 @@ func init() {
 	register("check", command{"validate NDJSON traces against a bundled spec: valid, violation or incomplete", runCheck})
 }
 
-const checkSynopsis = `[--model M] [--json] [-q] [--last K] [--live] FILE...|-
+const checkSynopsis = `[--model M] [--json] [-q] [--last K] [--live] FILE|DIR...|-
 
 Validates each trace (NDJSON, docs/trace-format.md, or an ITF document,
-docs/itf.md; "-" reads standard input) against a bundled spec, the way
+docs/itf.md; "-" reads standard input; a directory stands for the *.ndjson
+and *.itf.json files under it) against a bundled spec, the way
 TLC trace validation does: per instance it keeps every spec state
 consistent with the events so far, and checks each event's action, state,
 invariants and action properties.
@@ -181,6 +184,11 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "tracecheck check: --live and --json do not go together")
 		return exitUsage
 	}
+	files, err := expandDirs(files)
+	if err != nil {
+		fmt.Fprintf(stderr, "tracecheck check: %v\n", err)
+		return exitInput
+	}
 	opt := check.Options{Last: *last, MaxLine: *tf.maxLine}
 	if *last == 0 {
 		opt.Last = -1
@@ -242,6 +250,38 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return worst
+}
+
+// expandDirs replaces each directory among files by the traces under it
+// (*.ndjson, *.itf.json), in lexical order.
+func expandDirs(files []string) ([]string, error) {
+	var out []string
+	for _, f := range files {
+		st, err := os.Stat(f)
+		if f == "-" || err != nil || !st.IsDir() {
+			out = append(out, f) // errors are reported when the file is opened
+			continue
+		}
+		var found []string
+		err = filepath.WalkDir(f, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && (strings.HasSuffix(p, ".ndjson") || strings.HasSuffix(p, ".itf.json")) {
+				found = append(found, p)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(found) == 0 {
+			return nil, fmt.Errorf("%s: no traces (*.ndjson, *.itf.json) in the directory", f)
+		}
+		sort.Strings(found)
+		out = append(out, found...)
+	}
+	return out, nil
 }
 
 func verdictCode(v check.Verdict) int {

@@ -317,3 +317,25 @@ func TestCheckLivePipe(t *testing.T) {
 		t.Errorf("exit %d", code)
 	}
 }
+
+// A directory stands for the traces under it.
+func TestCheckDirectory(t *testing.T) {
+	out, errs, code := runCLI(t, "check", "--json", corpusDir+"program")
+	if code != exitViolation {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	var got struct {
+		Reports []struct{ File string } `json:"reports"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := filepath.Glob(corpusDir + "program/*.ndjson")
+	more, _ := filepath.Glob(corpusDir + "program/*/*.ndjson")
+	if len(got.Reports) != len(want)+len(more) || len(want) < 9 {
+		t.Errorf("%d reports for %d traces", len(got.Reports), len(want)+len(more))
+	}
+	if _, errs, code := runCLI(t, "check", t.TempDir()); code != exitInput || !strings.Contains(errs, "no traces") {
+		t.Errorf("empty directory: exit %d, %s", code, errs)
+	}
+}

@@ -102,7 +102,8 @@ func TestGenerateTraces(t *testing.T) {
 // (spec/TraceProgram.tla, one java process per file, as etcd-raft's
 // validate.sh runs it) against tracecheck on the same 100 generated valid
 // Program traces, one file at a time: the tracecheck binary run once per
-// file, and the library (check.Check) in-process per file. Every verdict
+// file, and the library (check.Check) in-process per file, interleaved
+// file by file so that all three see the same machine load. Every verdict
 // must be valid. It reports the three total times and the ratios, and with
 // BENCH_TLC_OUT=FILE also writes them there. It needs TLA2TOOLS (and
 // COMMUNITY_MODULES, default: beside it); without it, it is skipped.
@@ -142,8 +143,10 @@ func BenchmarkTLCTraceValidation(b *testing.B) {
 	var tlcTotal, cliTotal, libTotal time.Duration
 	var tlcVersion string
 	for range b.N {
-		start := time.Now()
+		// Interleaved per file, so that the three validators share whatever
+		// load the machine is under.
 		for i, f := range files {
+			start := time.Now()
 			cmd := exec.Command(java, "-XX:+UseParallelGC", "-cp", tools+string(os.PathListSeparator)+cm, "tlc2.TLC",
 				"-workers", "1", "-noGenerateSpecTE", "-metadir", filepath.Join(dir, fmt.Sprintf("states-%d", i)),
 				"-config", filepath.Join(specDir, "TraceProgram.cfg"), filepath.Join(specDir, "TraceProgram.tla"))
@@ -153,22 +156,18 @@ func BenchmarkTLCTraceValidation(b *testing.B) {
 			if err != nil {
 				b.Fatalf("TLC on %s: %v (TLC says it is not valid)\n%s", f, err, out)
 			}
+			tlcTotal += time.Since(start)
 			if tlcVersion == "" {
 				tlcVersion, _, _ = strings.Cut(string(out), "\n")
 			}
-		}
-		tlcTotal += time.Since(start)
 
-		start = time.Now()
-		for _, f := range files {
+			start = time.Now()
 			if out, err := exec.Command(bin, "check", "--model", "program", f).CombinedOutput(); err != nil {
 				b.Fatalf("tracecheck check %s: %v\n%s", f, err, out)
 			}
-		}
-		cliTotal += time.Since(start)
+			cliTotal += time.Since(start)
 
-		start = time.Now()
-		for _, f := range files {
+			start = time.Now()
 			data, err := os.ReadFile(f)
 			if err != nil {
 				b.Fatal(err)
@@ -176,8 +175,8 @@ func BenchmarkTLCTraceValidation(b *testing.B) {
 			if v, err := Verdict(context.Background(), data, f); err != nil || v != Valid {
 				b.Fatalf("check.Check %s: %s, %v", f, v, err)
 			}
+			libTotal += time.Since(start)
 		}
-		libTotal += time.Since(start)
 	}
 	tlc, cli, lib := tlcTotal/time.Duration(b.N), cliTotal/time.Duration(b.N), libTotal/time.Duration(b.N)
 	b.ReportMetric(tlc.Seconds(), "tlc-total-s")
@@ -189,7 +188,8 @@ func BenchmarkTLCTraceValidation(b *testing.B) {
 	javaVersion, _ := exec.Command(java, "-version").CombinedOutput()
 	first, _, _ := strings.Cut(string(javaVersion), "\n")
 	summary := fmt.Sprintf(`TLC vs tracecheck trace validation: %d valid Program traces of 5-6 events, one file at a time
-(BenchmarkTLCTraceValidation, harness/tlccross; make bench-tlc). Finished %s, %d iteration(s).
+(BenchmarkTLCTraceValidation, harness/tlccross; make bench-tlc). Finished %s, %d iteration(s);
+the three validators run in turn on each file, so they share the machine's load.
 machine: %s/%s, %d CPUs; %s; java: %s
 load average (1, 5, 15 min) before: %s; after: %s
 TLC: %s (spec/TraceProgram.tla, one java process per file, -workers 1)

@@ -212,6 +212,10 @@ func TestCoverageCommand(t *testing.T) {
 	if code != exitOK || json.Unmarshal([]byte(out), &cov) != nil || cov.Model != "session" || cov.Total != 36 || cov.Exercised != 7 {
 		t.Errorf("exit %d, %+v\n%s", code, cov, out)
 	}
+	out, _, code = runCLI(t, "coverage", corpusDir+"program")
+	if code != exitOK || !strings.Contains(out, "model program: exercised ") {
+		t.Errorf("coverage of a directory: exit %d\n%s", code, out)
+	}
 	if _, _, code := runCLI(t, "coverage"); code != exitUsage {
 		t.Errorf("no files: exit %d", code)
 	}

@@ -12,14 +12,15 @@ func init() {
 	register("coverage", command{"say which transitions of a spec's state graph the traces exercised", runCoverage})
 }
 
-const coverageSynopsis = `[--model M] [--json] FILE...|-
+const coverageSynopsis = `[--model M] [--json] FILE|DIR...|-
 
-Checks the traces against a bundled spec and prints how many of the spec's
-transitions (the edges of its reachable state graph, as tracecheck explore
-counts them) the traces exercised, e.g. "exercised 12/15 transitions", and
-lists the ones never exercised. A step counts only if exactly one
-transition fits it; steps after a violation count for nothing. All files
-must be traces of the same model (--model, or inferred from the first).
+Checks the traces against a bundled spec and prints how many of the
+spec's transitions (the edges of its reachable state graph, as tracecheck
+explore counts them) the traces exercised, e.g. "exercised 12/15
+transitions", and lists the ones never exercised. A directory stands for
+the traces under it. A step counts only if exactly one transition fits
+it; steps after a violation count for nothing. All files must be traces
+of the same model (--model, or inferred from the first).
 
 Exit codes: 0 the coverage was computed (whatever the verdicts), 3 input
 error, 2 usage.`
@@ -39,6 +40,11 @@ func runCoverage(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "tracecheck coverage: no trace given")
 		fs.Usage()
 		return exitUsage
+	}
+	files, err := expandDirs(files)
+	if err != nil {
+		fmt.Fprintf(stderr, "tracecheck coverage: %v\n", err)
+		return exitInput
 	}
 	ctx := context.Background()
 	var reports []*check.Report

@@ -599,35 +599,54 @@ func SplitInstances(events []Event) (names []string, byInstance map[string][]Eve
 const ITFMetaTruncated = "truncated"
 
 // AsNDJSON returns the trace in r as NDJSON for a [Decoder]. If r starts
-// with an ITF document ([IsITF]), the document is read whole and its states
-// are returned as NDJSON events, one line a state (line N is state N-1),
-// with instance as the instance unless the document names its own (see
-// [ReadITF]); itf is then true. Otherwise r's bytes are returned as they
-// are. A document recorded as truncated ([ITFMetaTruncated]) ends with a
-// partial line of its instance, as the original NDJSON did.
+// with an ITF document ([IsITF]), it is read whole, as a stream of one or
+// more ITF documents one after another (as `tracecheck export --itf`
+// writes several instances to standard output), and their states are
+// returned as NDJSON events, one line a state, document after document (in
+// a single document, line N is state N-1); itf is then true. A document
+// that names no instance of its own gets instance, the k-th such
+// document after the first instance + "#k". Otherwise r's bytes are
+// returned as they are. A document recorded as truncated
+// ([ITFMetaTruncated]) ends the NDJSON with a partial line of its instance,
+// as the original NDJSON ended.
 func AsNDJSON(r io.Reader, instance string) (out io.Reader, itf bool, err error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	if !IsITF(br) {
 		return br, false, nil
 	}
-	doc, err := ParseITF(br)
-	if err != nil {
-		return nil, true, err
-	}
-	events, err := doc.Events(instance)
-	if err != nil {
-		return nil, true, err
-	}
+	dec := json.NewDecoder(br)
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
-	for _, e := range events {
-		if err := w.Emit(e); err != nil {
-			return nil, true, err
+	var cut []byte
+	for k := 0; ; k++ {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err == io.EOF && k > 0 {
+			break
+		} else if err != nil {
+			return nil, true, fmt.Errorf("%w: document %d: %w", ErrITF, k+1, err)
+		}
+		doc, err := ParseITF(bytes.NewReader(raw))
+		if err != nil {
+			return nil, true, fmt.Errorf("document %d: %w", k+1, err)
+		}
+		name := instance
+		if _, own := doc.Meta["instance"].(string); !own && k > 0 {
+			name = fmt.Sprintf("%s#%d", instance, k)
+		}
+		events, err := doc.Events(name)
+		if err != nil {
+			return nil, true, fmt.Errorf("document %d: %w", k+1, err)
+		}
+		for _, e := range events {
+			if err := w.Emit(e); err != nil {
+				return nil, true, err
+			}
+		}
+		if _, ok := doc.Meta[ITFMetaTruncated]; ok && len(events) > 0 {
+			inst, _ := json.Marshal(events[0].Instance)
+			cut = fmt.Appendf(nil, `{"v":%d,"instance":%s`, Version, inst)
 		}
 	}
-	if _, ok := doc.Meta[ITFMetaTruncated]; ok && len(events) > 0 {
-		inst, _ := json.Marshal(events[0].Instance)
-		fmt.Fprintf(&buf, `{"v":%d,"instance":%s`, Version, inst)
-	}
+	buf.Write(cut)
 	return &buf, true, nil
 }

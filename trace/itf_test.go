@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -389,5 +390,33 @@ func TestIsITFDoesNotReadAhead(t *testing.T) {
 		if got := IsITF(bufio.NewReader(&onceReader{t: t, data: c.data})); got != c.want {
 			t.Errorf("IsITF(%q) = %v, want %v", c.data, got, c.want)
 		}
+	}
+}
+
+func TestAsNDJSONStream(t *testing.T) {
+	stream := `{"vars":["x"],"states":[{"x":1}]}` + "\n" +
+		`{"#meta":{"instance":"own"},"vars":["x"],"states":[{"x":2}]}` +
+		`{"vars":["x"],"states":[{"x":3}]}`
+	out, itf, err := AsNDJSON(strings.NewReader(stream), "f")
+	if err != nil || !itf {
+		t.Fatalf("itf %v, %v", itf, err)
+	}
+	dec := NewDecoder(out, "s")
+	var got []string
+	for {
+		e, err := dec.Decode()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprint(e.Instance, "=", e.State["x"]))
+	}
+	if diff := cmp.Diff([]string{"f=1", "own=2", "f#2=3"}, got); diff != "" {
+		t.Errorf("-want +got\n%s", diff)
+	}
+	if _, _, err := AsNDJSON(strings.NewReader(`{"states":[]} {"states":`), "f"); !errors.Is(err, ErrITF) {
+		t.Errorf("cut-off second document: got %v", err)
 	}
 }

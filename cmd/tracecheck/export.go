@@ -24,7 +24,8 @@ step's action in "mbt::actionTaken", seq, part, stutter, time and detail in
 the state's "#meta". tracecheck check reads the documents back.
 
 Without --out the documents are written to standard output one after
-another, in order of each instance's first event; with --out DIR each goes
+another, in order of each instance's first event (tracecheck check reads
+such a stream back; other ITF readers want one document a file); with --out DIR each goes
 to DIR/<instance>.itf.json (the instance name with characters other than
 letters, digits, '.', '_' and '-' replaced by '_'), and the paths are
 printed. --instance ID exports only that instance.

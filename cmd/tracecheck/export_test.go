@@ -282,3 +282,41 @@ func TestCheckITF(t *testing.T) {
 		})
 	}
 }
+
+// TestExportStdoutChecks: the documents export writes to standard output
+// for a trace of several instances are checked as the NDJSON was.
+func TestExportStdoutChecks(t *testing.T) {
+	for _, file := range corpus(t) {
+		out, errs, code := runCLI(t, "export", "--itf", file)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", file, code, errs)
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, _ := traceModelFor(inferModel(data))
+		want, err := m.check(context.Background(), bytes.NewReader(data), file, check.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nd, itf, err := trace.AsNDJSON(strings.NewReader(out), "stdin")
+		if err != nil || !itf {
+			t.Fatalf("%s: AsNDJSON: itf %v, %v", file, itf, err)
+		}
+		got, err := m.check(context.Background(), nd, "stdin", check.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		verdicts := func(r *check.Report) map[string]check.Verdict {
+			v := map[string]check.Verdict{}
+			for _, in := range r.Instances {
+				v[in.Instance] = in.Verdict
+			}
+			return v
+		}
+		if diff := cmp.Diff(verdicts(want), verdicts(got)); diff != "" {
+			t.Errorf("%s: verdicts -NDJSON +ITF stream\n%s", file, diff)
+		}
+	}
+}

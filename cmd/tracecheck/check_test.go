@@ -188,6 +188,25 @@ func TestReplayCommand(t *testing.T) {
 	if code != exitViolation || strings.Contains(out, "  run-b  seq") || !strings.Contains(out, "  run-a  seq 4  AtomicPublication") {
 		t.Errorf("exit %d, output:\n%s", code, out)
 	}
+	out, _, code = runCLI(t, "replay", "--json", corpusDir+"session/composite-teardown-ok.ndjson")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != exitOK || len(lines) != 14 {
+		t.Fatalf("exit %d, %d lines:\n%s", code, len(lines), out)
+	}
+	var step struct {
+		Line    int
+		Action  string
+		Part    string
+		States  []string
+		Enabled [][]string
+	}
+	if err := json.Unmarshal([]byte(lines[12]), &step); err != nil || step.Line != 13 || step.Part != "end" ||
+		step.States[0] != `conn = 1 /\ vad = 2 /\ resp = 2 /\ compaction = 2` || len(step.Enabled[0]) != 0 {
+		t.Errorf("step 13: %+v (%v)", step, err)
+	}
+	if !strings.HasPrefix(lines[13], `{"report":{"verdict":"valid"`) {
+		t.Errorf("last line: %s", lines[13])
+	}
 	if _, _, code := runCLI(t, "replay", "a", "b"); code != exitUsage {
 		t.Errorf("two files: exit %d", code)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -13,12 +14,15 @@ func init() {
 	register("replay", command{"replay a trace step by step: each event with the spec state and enabled actions", runReplay})
 }
 
-const replaySynopsis = `[--model M] [--instance NAME] FILE|-
+const replaySynopsis = `[--model M] [--instance NAME] [--json] FILE|-
 
 Replays a trace against a bundled spec and prints every accepted event
 with the candidate spec state(s) after it and the actions enabled there,
 then the verdict report (as tracecheck check prints it). Use it to read
 a trace the way the spec sees it, or to see the road to a divergence.
+--json writes NDJSON instead: one object a step ({"file", "line",
+"instance", "seq", "action", "part"?, "stutter"?, "states": [state],
+"enabled": [[action]]}), then one {"report": ...} as check --json has it.
 
 Exit codes are check's: 0 valid, 1 violation, 4 incomplete, 3 input
 error, 2 usage.`
@@ -27,6 +31,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("replay", replaySynopsis, stderr)
 	tf := addTraceFlags(fs)
 	only := fs.String("instance", "", "print only the steps of instance `NAME`")
+	asJSON := fs.Bool("json", false, "write NDJSON: one object a step, then {\"report\": ...}")
 	files, code := parseArgs(fs, args)
 	if code >= 0 {
 		return code
@@ -45,9 +50,16 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		return exitInput
 	}
 	defer closeFile()
-	fmt.Fprintf(stdout, "replaying %s against model %s\n", name, m.name())
+	if !*asJSON {
+		fmt.Fprintf(stdout, "replaying %s against model %s\n", name, m.name())
+	}
+	enc := json.NewEncoder(stdout)
 	opt := check.Options{MaxLine: *tf.maxLine, OnStep: func(st check.Step) {
 		if *only != "" && st.Instance != *only {
+			return
+		}
+		if *asJSON {
+			enc.Encode(jsonStep{st.Pos.File, st.Pos.Line, st.Instance, st.Seq, st.Action, st.Part, st.Stutter, st.States, st.Enabled})
 			return
 		}
 		what := st.Action
@@ -75,7 +87,26 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tracecheck replay: %v\n", err)
 		return exitInput
 	}
-	fmt.Fprintln(stdout)
-	rep.WriteText(stdout)
+	if *asJSON {
+		enc.Encode(struct {
+			Report *check.Report `json:"report"`
+		}{rep})
+	} else {
+		fmt.Fprintln(stdout)
+		rep.WriteText(stdout)
+	}
 	return verdictCode(rep.Verdict())
+}
+
+// jsonStep is one line of replay --json.
+type jsonStep struct {
+	File     string     `json:"file"`
+	Line     int        `json:"line"`
+	Instance string     `json:"instance"`
+	Seq      uint64     `json:"seq"`
+	Action   string     `json:"action"`
+	Part     string     `json:"part,omitempty"`
+	Stutter  bool       `json:"stutter,omitempty"`
+	States   []string   `json:"states"`
+	Enabled  [][]string `json:"enabled"`
 }

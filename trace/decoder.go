@@ -95,7 +95,7 @@ func (r *Raw) Event() (Event, error) {
 	for _, m := range r.State {
 		v, err := DecodeValue(m.Value)
 		if err != nil {
-			return Event{}, &PosError{r.Pos, fmt.Errorf("%w: state.%s: %v", ErrField, m.Name, err)}
+			return Event{}, &PosError{r.Pos, fmt.Errorf("%w: state.%s: %v", ErrField, Printable(string(m.Name)), err)}
 		}
 		e.State[string(m.Name)] = v
 	}
@@ -545,7 +545,7 @@ func (d *Decoder) state(s *scanner, line []byte) error {
 		}
 		for _, m := range r.State {
 			if bytes.Equal(m.Name, name) {
-				return fmt.Errorf("%w: state.%s repeated", ErrField, name)
+				return fmt.Errorf("%w: state.%s repeated", ErrField, Printable(string(name)))
 			}
 		}
 		s.ws()
@@ -567,6 +567,17 @@ func (d *Decoder) state(s *scanner, line []byte) error {
 		}
 		return s.syntax("want ',' or '}'")
 	}
+}
+
+// Printable returns s as it is if it is printable on one line, else
+// quoted: names from a trace go into one-line error messages.
+func Printable(s string) string {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || r == utf8.RuneError || r == 0x2028 || r == 0x2029 || r == 0x85 {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }
 
 // clip shortens b for an error message.

@@ -506,7 +506,7 @@ func (c *Checker[S]) Feed(r *trace.Raw) error {
 		if r.Seq == in.lastSeq {
 			what = "repeats"
 		}
-		return c.inputErr(r.Pos, "%w: instance %s: seq %d %s (previous %d at line %d)", ErrSequence, in.res.Instance, r.Seq, what, in.lastSeq, in.res.LastLine)
+		return c.inputErr(r.Pos, "%w: instance %s: seq %d %s (previous %d at line %d)", ErrSequence, trace.Printable(in.res.Instance), r.Seq, what, in.lastSeq, in.res.LastLine)
 	}
 	c.events++
 	in.lastSeq = r.Seq

@@ -259,6 +259,7 @@ func TestInputErrors(t *testing.T) {
 		{"unknown ITF form", []string{`{"v":1,"instance":"r","seq":0,"action":"Init","state":{"phase":{"#bag":[]}}}`}, 1, check.ErrValue, "#bag"},
 		{"seq repeats", []string{progInit, `{"v":1,"instance":"r","seq":0,"action":"ExecutePython","state":{}}`}, 2, check.ErrSequence, "repeats"},
 		{"seq goes backwards", []string{`{"v":1,"instance":"r","seq":5,"action":"Init","state":{}}`, `{"v":1,"instance":"x","seq":1,"action":"Init","state":{}}`, `{"v":1,"instance":"r","seq":4,"action":"ExecutePython","state":{}}`}, 3, check.ErrSequence, "backwards"},
+		{"seq repeats, odd instance name", []string{strings.Replace(progInit, `"r"`, `"r\nx"`, 1), strings.Replace(progInit, `"r"`, `"r\nx"`, 1)}, 2, check.ErrSequence, `instance "r\nx": seq 0 repeats`},
 		{"Init as part", []string{`{"v":1,"instance":"r","seq":0,"action":"Init","part":"begin","state":{}}`}, 1, trace.ErrField, "composite"},
 		{"malformed JSON", []string{progInit, `{"v":1,"instance":"r","seq":1,"action":"ExecutePython","state":{"phase":"Running"}`}, 2, trace.ErrSyntax, "column"},
 		{"empty", nil, 1, trace.ErrEmpty, "empty"},

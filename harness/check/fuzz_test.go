@@ -33,6 +33,8 @@ func FuzzCheck(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte(progInit + "\n" + `{"v":1,"instance":"r","seq":1,"action":"ExecutePython","state":{"phase":{"#set":[1]}}}` + "\n"))
+	odd := `{"v":1,"instance":"a\u2028\nb","seq":1,"action":"Init","state":{"x\ny":1}}` + "\n"
+	f.Add([]byte(odd + odd))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, run := range []func() (*check.Report, error){
 			func() (*check.Report, error) {

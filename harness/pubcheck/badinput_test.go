@@ -69,6 +69,11 @@ func TestBadInput(t *testing.T) {
 		{"name with newline", func() checkpoint.Config { c := base(); c.Name = "a\nb"; return c }, checkpoint.ErrBadName, nil},
 		{"existing checkpoint", func() checkpoint.Config { c := base(); c.Name = "keep"; return c }, checkpoint.ErrAlreadyPublished, nil},
 		{"journal of another run", func() checkpoint.Config { c := base(); c.Journal = otherRun.Journal; return c }, checkpoint.ErrForeignJournal, nil},
+		{"journal in a missing directory", func() checkpoint.Config {
+			c := base()
+			c.Journal = filepath.Join(root, "no-such-dir", "journal.ndjson")
+			return c
+		}, checkpoint.ErrConfig, nil},
 		{"read-only disk", func() checkpoint.Config {
 			c := base()
 			c.FS = pubcheck.NewFS(pubcheck.Rule{Op: pubcheck.OpMkdir, Path: checkpoint.MetaDir, Err: syscall.EROFS})

@@ -188,6 +188,9 @@ func (c *Config) validate() error {
 		if c.Journal, err = filepath.Abs(c.Journal); err != nil {
 			return fmt.Errorf("%w: journal: %w", ErrConfig, err)
 		}
+		if fi, err := c.FS.Lstat(filepath.Dir(c.Journal)); err != nil || !fi.IsDir() {
+			return fmt.Errorf("%w: journal %s: its directory does not exist", ErrConfig, c.Journal)
+		}
 	}
 	return nil
 }

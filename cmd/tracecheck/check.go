@@ -109,38 +109,28 @@ func openTrace(file, modelName string, stdin io.Reader) (io.Reader, string, trac
 	closer := func() {}
 	var r io.Reader
 	var head []byte
+	var err error
 	if file == "-" {
 		name = "stdin"
-		br := bufio.NewReaderSize(stdin, 64<<10)
-		first, _ := br.ReadSlice('\n') // the first line, or up to 64 KiB of it
-		head = bytes.Clone(first)
-		r = io.MultiReader(bytes.NewReader(head), br)
-		if _, err := trace.ParseEvent(bytes.TrimRight(head, "\r\n"), trace.Pos{File: name, Line: 1}); err != nil {
-			// Not an NDJSON event: perhaps an ITF document.
-			out, itf, err := trace.AsNDJSON(r, "stdin")
-			if err != nil {
-				return nil, name, nil, closer, fmt.Errorf("%s: ITF: %w", name, err)
-			}
-			r = out
-			if itf {
-				head = nil
-			}
-		}
+		r, head, err = openStream(stdin, name, "stdin")
 	} else {
-		f, err := os.Open(file)
-		if err != nil {
-			return nil, name, nil, closer, err
+		f, ferr := os.Open(file)
+		if ferr != nil {
+			return nil, name, nil, closer, ferr
 		}
 		closer = func() { f.Close() }
 		base := filepath.Base(file)
 		if i := strings.IndexByte(base, '.'); i > 0 {
 			base = base[:i]
 		}
-		out, _, err := trace.AsNDJSON(f, base)
-		if err != nil {
-			return nil, name, nil, closer, fmt.Errorf("%s: ITF: %w", name, err)
+		if st, serr := f.Stat(); serr == nil && !st.Mode().IsRegular() {
+			r, head, err = openStream(f, name, base) // a pipe: do not wait for 64 KiB
+		} else {
+			r, _, err = trace.AsNDJSON(f, base)
 		}
-		r = out
+	}
+	if err != nil {
+		return nil, name, nil, closer, fmt.Errorf("%s: ITF: %w", name, err)
 	}
 	if modelName == "" {
 		if head == nil {
@@ -152,6 +142,28 @@ func openTrace(file, modelName string, stdin io.Reader) (io.Reader, string, trac
 	}
 	m, _ := traceModelFor(modelName)
 	return r, name, m, closer, nil
+}
+
+// openStream prepares a pipe for checking while it is written: it waits
+// for the first line only. If that line is no trace event, the input may be
+// an ITF document, which is read whole. head is the first line, for model
+// inference (nil for ITF).
+func openStream(in io.Reader, name, instance string) (r io.Reader, head []byte, err error) {
+	br := bufio.NewReaderSize(in, 64<<10)
+	first, _ := br.ReadSlice('\n') // the first line, or up to 64 KiB of it
+	head = bytes.Clone(first)
+	r = io.MultiReader(bytes.NewReader(head), br)
+	if _, perr := trace.ParseEvent(bytes.TrimRight(head, "\r\n"), trace.Pos{File: name, Line: 1}); perr == nil {
+		return r, head, nil
+	}
+	out, itf, err := trace.AsNDJSON(r, instance)
+	if err != nil {
+		return nil, nil, err
+	}
+	if itf {
+		head = nil
+	}
+	return out, head, nil
 }
 
 // stdin is the standard input the commands read "-" from; tests replace it.

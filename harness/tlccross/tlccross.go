@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -142,3 +143,37 @@ func Verdict(ctx context.Context, data []byte, name string) (string, error) {
 	}
 	return rep.Verdict().String(), nil
 }
+
+// TLCVerdict maps the result of a TLC run of spec/TraceProgram.tla (its
+// exit code and output) to a verdict, as tlc-traces.sh does and
+// spec/TraceProgram.tla documents: exit 0 is Valid; exit 12 with the
+// invariant TraceComplete violated is Incomplete; exit 10 with the
+// postcondition TraceMatched false, or exit 12/13 naming another invariant
+// or property, is Violation; exit 10 from an assumption is InputError.
+// Anything else is not a verdict: ok is false (TLC failed).
+func TLCVerdict(exit int, output string) (verdict string, ok bool) {
+	switch exit {
+	case 0:
+		return Valid, true
+	case 10:
+		switch {
+		case strings.Contains(output, "Postcondition TraceMatched"):
+			return Violation, true
+		case tlcAssumption.MatchString(output):
+			return InputError, true
+		}
+	case 12, 13:
+		switch {
+		case strings.Contains(output, "Invariant TraceComplete is violated"):
+			return Incomplete, true
+		case tlcProperty.MatchString(output):
+			return Violation, true
+		}
+	}
+	return "", false
+}
+
+var (
+	tlcAssumption = regexp.MustCompile(`(?i)Evaluating assumption|Assumption .* is false`)
+	tlcProperty   = regexp.MustCompile(`Invariant [A-Za-z]+ is violated|property [A-Za-z]+ (was|is) violated`)
+)

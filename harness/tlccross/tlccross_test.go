@@ -1,12 +1,14 @@
 package tlccross
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -267,6 +269,64 @@ func TestEdgeCaseNames(t *testing.T) {
 		}
 		if got != want {
 			t.Errorf("%s: tracecheck says %s", file, got)
+		}
+	}
+}
+
+// TestTLCVerdictMapping: TLCVerdict maps every retained TLC log to the
+// verdict tlc-traces.sh retained (the script's mapping in bash and this
+// one in Go are the same), and refuses what is not a verdict.
+func TestTLCVerdictMapping(t *testing.T) {
+	path := filepath.Join(root, "formal-verification", "tlc-traces", "verdicts.tsv")
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		t.Skipf("SKIPPED: no retained TLC verdicts at %s; %s", path, regenerate)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := ReadVerdicts(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsafe := regexp.MustCompile(`[^A-Za-z0-9._-]`)
+	for _, r := range rows {
+		log := filepath.Join(root, "formal-verification", "tlc-traces", "logs",
+			filepath.Base(filepath.Dir(r.Trace))+"--"+strings.TrimSuffix(filepath.Base(r.Trace), ".ndjson")+"--"+unsafe.ReplaceAllString(r.Instance, "_")+".txt")
+		out, err := os.ReadFile(log)
+		if err != nil {
+			t.Errorf("%s [%s]: %v", r.Trace, r.Instance, err)
+			continue
+		}
+		got, ok := TLCVerdict(r.TLCExit, string(out))
+		if !ok {
+			t.Errorf("%s [%s]: exit %d is not a verdict", r.Trace, r.Instance, r.TLCExit)
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(root, r.Trace))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, pieces := SplitInstances(data)
+		if piece := pieces[r.Instance]; got == Valid && len(piece) > 0 && !bytes.HasSuffix(piece, []byte("\n")) {
+			got = Incomplete // the script dropped this instance's partial last line: at best incomplete
+		}
+		if got != r.Verdict {
+			t.Errorf("%s [%s]: TLCVerdict says %s, the script retained %s", r.Trace, r.Instance, got, r.Verdict)
+		}
+	}
+	for _, c := range []struct {
+		exit int
+		out  string
+	}{
+		{10, "Error: something else"},
+		{12, "Error: Deadlock reached."},
+		{75, "Error: The behavior up to this point is:"},
+		{150, "***Parse Error***"},
+	} {
+		if v, ok := TLCVerdict(c.exit, c.out); ok {
+			t.Errorf("TLCVerdict(%d, %q) = %s, want no verdict", c.exit, c.out, v)
 		}
 	}
 }

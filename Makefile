@@ -131,3 +131,14 @@ SESSION_OPS ?= 10000
 SESSION_COUNT ?= 5
 session-campaign:
 	TRACECHECK_SESSION_OPS=$(SESSION_OPS) $(GO) test -race -count=$(SESSION_COUNT) -timeout 60m ./harness/sessioncheck/ -rapid.checks=2000
+
+# Model transition coverage of the checkpoint publisher's real runs: keep the
+# journals of harness/pubcheck's real runs and fault cases, then let
+# tracecheck check and coverage judge them against model/program.
+.PHONY: coverage-publisher
+coverage-publisher: build
+	rm -rf bin/publisher-journals && mkdir -p bin/publisher-journals
+	PUBCHECK_JOURNALS=$(CURDIR)/bin/publisher-journals $(GO) test -count=1 -run '^(TestRealRuns|TestFaultInjection)$$' ./harness/pubcheck/
+	@echo "verdicts of $$(ls bin/publisher-journals | wc -l) journals (incomplete = a receipt-failure case):"
+	@$(BIN) check bin/publisher-journals | grep -E ': (VALID|INCOMPLETE|VIOLATION) ' | awk '{print $$2}' | sort | uniq -c
+	$(BIN) coverage --model program bin/publisher-journals

@@ -92,6 +92,7 @@ func runScenario(t *testing.T, sc scenario, config func(pub string) checkpoint.C
 	if err != nil {
 		t.Fatalf("check journal: %v", err)
 	}
+	keepJournal(t, res.Journal)
 	// A failed receipt write leaves the journal short: incomplete. A failed
 	// receipt fsync may leave the line written: valid if it was the last.
 	switch v := rep.Verdict(); {
@@ -105,6 +106,23 @@ func runScenario(t *testing.T, sc scenario, config func(pub string) checkpoint.C
 		sc.check(t, res, pub)
 	}
 	return res, rep, pub
+}
+
+// keepJournal copies a run's journal into $PUBCHECK_JOURNALS, if set, for
+// `tracecheck check` and `tracecheck coverage` (make coverage-publisher).
+func keepJournal(t *testing.T, journal string) {
+	dir := os.Getenv("PUBCHECK_JOURNALS")
+	if dir == "" {
+		return
+	}
+	b, err := os.ReadFile(journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := strings.NewReplacer("/", "_", " ", "_", ":", "", ",", "", "'", "").Replace(t.Name()) + ".ndjson"
+	if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func equalActions(a, b []string) bool {

@@ -38,7 +38,10 @@ them. --verify-cmd runs after the built-in verification with
 TRACECHECK_CHECKPOINT_DIR naming the staged checkpoint. A run that fails or
 is interrupted publishes nothing and removes its staging directory.
 SIGINT/SIGTERM interrupt the run: the program's group gets SIGTERM, then
-SIGKILL after --grace.
+SIGKILL after --grace. The rename is the completion boundary: a journal
+receipt that cannot be written after it leaves the run published (exit 0,
+with a warning); "tracecheck recover" then reports it from the directory.
+docs/publisher.md has the details.
 
 Exit codes: 0 published; 2 usage; 3 refused before starting (bad name,
 existing checkpoint, missing program, foreign journal, staging on another

@@ -102,7 +102,7 @@ func TestFaultInjection(t *testing.T) {
 		fs("save: subdirectory fsync EIO", saveFail, checkpoint.PhaseFailed, checkpoint.ErrSave, rule(pubcheck.OpSyncDir, "/sub", 1, eio)),
 		fs("save: readdir EIO", saveFail, checkpoint.PhaseFailed, checkpoint.ErrSave, rule(pubcheck.OpReadDir, "staging/", 2, eio)),
 		// Verify: the reload.
-		fs("verify: reopen EIO", saveFail, checkpoint.PhaseFailed, checkpoint.ErrVerification, rule(pubcheck.OpOpen, "model.bin", 2, eio)),
+		fs("verify: reopen EIO", saveFail, checkpoint.PhaseFailed, checkpoint.ErrVerification, rule(pubcheck.OpOpen, "model.bin", 3, eio)), // opens 1-2: staging's hash and fsync
 		fs("verify: manifest reread EIO", saveFail, checkpoint.PhaseFailed, checkpoint.ErrVerification, rule(pubcheck.OpOpen, checkpoint.ManifestName, 1, eio)),
 		// Publication.
 		fs("publish: rename EROFS", A{exec_, succeeds, verifies, pubFails}, checkpoint.PhaseFailed, checkpoint.ErrPublication,

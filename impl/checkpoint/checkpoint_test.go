@@ -311,3 +311,49 @@ func TestLargeFiles(t *testing.T) {
 		t.Fatalf("Verify after a flipped byte = %v, want a b.bin mismatch", err)
 	}
 }
+
+// syncFailFS fails every file fsync with EIO.
+type syncFailFS struct{ checkpoint.OSFS }
+
+type syncFailFile struct{ checkpoint.File }
+
+func (syncFailFile) Sync() error { return syscall.EIO }
+
+func (s syncFailFS) OpenFile(name string, flag int, perm os.FileMode) (checkpoint.File, error) {
+	f, err := s.OSFS.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return syncFailFile{f}, nil
+}
+
+// StageAndVerify's fsyncs overlap hashing and verification, but a failed
+// one still fails the whole with ErrSave, as Stage does.
+func TestStageAndVerifySyncFailure(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		fsys checkpoint.FS
+		want error
+	}{{"ok", checkpoint.OSFS{}, nil}, {"fsync EIO", syncFailFS{}, syscall.EIO}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFiles(t, dir, map[string]string{"a": "1", "b/c": "2"})
+			m, err := checkpoint.StageAndVerify(ctx, tc.fsys, dir, checkpoint.StageOptions{})
+			if tc.want == nil {
+				if err != nil || len(m.Files) != 2 {
+					t.Fatalf("StageAndVerify = %+v, %v", m, err)
+				}
+				return
+			}
+			if !errors.Is(err, checkpoint.ErrSave) || !errors.Is(err, tc.want) {
+				t.Fatalf("StageAndVerify = %v, want ErrSave wrapping %v", err, tc.want)
+			}
+			dir2 := t.TempDir()
+			writeFiles(t, dir2, map[string]string{"a": "1"})
+			if _, err := checkpoint.Stage(ctx, tc.fsys, dir2, checkpoint.StageOptions{}); !errors.Is(err, checkpoint.ErrSave) {
+				t.Fatalf("Stage = %v, want ErrSave", err)
+			}
+		})
+	}
+}

@@ -61,11 +61,55 @@ func (p *progressor) finish() {
 	}
 }
 
-// hashFiles hashes the files under dir, several files at a time. With
-// stage set it fills each entry's SHA256, fsyncing each file while it is
-// read; otherwise it re-reads every file and checks it against the entry,
-// failing with an error wrapping errMismatch.
-func hashFiles(ctx context.Context, fsys FS, dir string, files []FileEntry, stage bool, prog *progressor) error {
+// syncer fsyncs staged files in the background, through descriptors of its
+// own, at most maxPendingSyncs at a time: the writeback of the program's
+// dirty pages overlaps hashing and verification, and wait says when every
+// file is on stable storage.
+type syncer struct {
+	wg  sync.WaitGroup
+	sem chan struct{}
+	mu  sync.Mutex
+	err error
+}
+
+const maxPendingSyncs = 64
+
+func newSyncer() *syncer { return &syncer{sem: make(chan struct{}, maxPendingSyncs)} }
+
+// start fsyncs and closes f in the background.
+func (s *syncer) start(f File) {
+	s.sem <- struct{}{}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer func() { <-s.sem }()
+		err := f.Sync()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			s.mu.Lock()
+			if s.err == nil {
+				s.err = fmt.Errorf("fsync %s: %w", f.Name(), err)
+			}
+			s.mu.Unlock()
+		}
+	}()
+}
+
+// wait waits for every fsync started and returns the first failure.
+func (s *syncer) wait() error {
+	s.wg.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// hashFiles hashes the files under dir, several files at a time. With a
+// syncer (staging) it fills each entry's SHA256 and starts each file's
+// fsync; without (verification) it re-reads every file and checks it
+// against the entry, failing with an error wrapping errMismatch.
+func hashFiles(ctx context.Context, fsys FS, dir string, files []FileEntry, sy *syncer, prog *progressor) error {
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -93,7 +137,7 @@ func hashFiles(ctx context.Context, fsys FS, dir string, files []FileEntry, stag
 					return
 				}
 				f := &files[order[k]]
-				if err := hashWhole(ctx, fsys, dir, f, stage, buf, prog); err != nil {
+				if err := hashWhole(ctx, fsys, dir, f, sy, buf, prog); err != nil {
 					mu.Lock()
 					if firstErr == nil {
 						firstErr = fmt.Errorf("%s: %w", f.Path, err)
@@ -112,20 +156,24 @@ func hashFiles(ctx context.Context, fsys FS, dir string, files []FileEntry, stag
 	return firstErr
 }
 
-// hashWhole reads a file sequentially through a fresh descriptor. At staging it records the SHA-256
-// and fsyncs the file meanwhile (writeback overlaps the reading, which the
-// page cache serves); at verification it compares.
-func hashWhole(ctx context.Context, fsys FS, dir string, f *FileEntry, stage bool, buf []byte, prog *progressor) error {
-	file, err := fsys.OpenFile(filepath.Join(dir, filepath.FromSlash(f.Path)), os.O_RDONLY, 0)
+// hashWhole reads a file sequentially through a fresh descriptor. At
+// staging (sy set) it records the SHA-256 and has sy fsync the file
+// meanwhile, through a descriptor of its own; at verification it compares.
+func hashWhole(ctx context.Context, fsys FS, dir string, f *FileEntry, sy *syncer, buf []byte, prog *progressor) error {
+	name := filepath.Join(dir, filepath.FromSlash(f.Path))
+	stage := sy != nil
+	if stage {
+		sf, err := fsys.OpenFile(name, os.O_RDONLY, 0)
+		if err != nil {
+			return err
+		}
+		sy.start(sf)
+	}
+	file, err := fsys.OpenFile(name, os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}
 	defer file.Close()
-	var synced chan error
-	if stage {
-		synced = make(chan error, 1)
-		go func() { synced <- file.Sync() }()
-	}
 	sum := sha256.New()
 	var n int64
 	var rerr error
@@ -145,11 +193,6 @@ func hashWhole(ctx context.Context, fsys FS, dir string, f *FileEntry, stage boo
 		if err != nil {
 			rerr = err
 			break
-		}
-	}
-	if stage {
-		if serr := <-synced; serr != nil && rerr == nil {
-			rerr = fmt.Errorf("fsync: %w", serr)
 		}
 	}
 	if rerr != nil {

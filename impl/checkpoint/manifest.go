@@ -161,6 +161,39 @@ type StageOptions struct {
 // writes and fsyncs the manifest. Errors wrap [ErrUnsafeFile] or [ErrSave],
 // or are ctx's error.
 func Stage(ctx context.Context, fsys FS, dir string, opt StageOptions) (*Manifest, error) {
+	sy := newSyncer()
+	m, err := stage(ctx, fsys, dir, opt, sy)
+	if serr := sy.wait(); serr != nil && err == nil {
+		err = fmt.Errorf("%w: %w", ErrSave, serr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// StageAndVerify stages dir as [Stage] does, then reloads and verifies it as
+// [Verify] does, as the publisher does: the files' fsyncs, started while
+// staging hashes them, overlap the hashing and the verification, and are
+// all complete when it returns without error (an fsync failure wraps
+// [ErrSave]).
+func StageAndVerify(ctx context.Context, fsys FS, dir string, opt StageOptions) (*Manifest, error) {
+	sy := newSyncer()
+	m, err := stage(ctx, fsys, dir, opt, sy)
+	if err == nil {
+		m, err = Verify(ctx, fsys, dir, opt.Progress)
+	}
+	if serr := sy.wait(); serr != nil && err == nil {
+		err = fmt.Errorf("%w: %w", ErrSave, serr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// stage is Stage with the files' fsyncs left running in sy.
+func stage(ctx context.Context, fsys FS, dir string, opt StageOptions, sy *syncer) (*Manifest, error) {
 	w, err := walk(fsys, dir, false)
 	if err != nil {
 		return nil, err
@@ -170,7 +203,7 @@ func Stage(ctx context.Context, fsys FS, dir string, opt StageOptions) (*Manifes
 		total += f.Size
 	}
 	prog := newProgressor("hashing", total, opt.Progress)
-	if err := hashFiles(ctx, fsys, dir, w.files, true, prog); err != nil {
+	if err := hashFiles(ctx, fsys, dir, w.files, sy, prog); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -287,7 +320,7 @@ func Verify(ctx context.Context, fsys FS, dir string, progress func(Progress)) (
 		}
 	}
 	prog := newProgressor("verifying", m.Bytes(), progress)
-	if err := hashFiles(ctx, fsys, dir, m.Files, false, prog); err != nil {
+	if err := hashFiles(ctx, fsys, dir, m.Files, nil, prog); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}

@@ -479,12 +479,21 @@ func (r *run) execute(ctx context.Context) {
 	}
 
 	// Staging: manifest, fsync.
-	m, err := Stage(ctx, r.fsys, r.res.Staging, StageOptions{Run: cfg.RunID, Name: cfg.Name, Eval: evalRaw,
-		Clock: cfg.Clock, Progress: r.progress})
+	// The files' fsyncs run while staging hashes them and verification
+	// re-reads them; all are complete before the Verified receipt.
+	sy := newSyncer()
+	m, err := stage(ctx, r.fsys, r.res.Staging, StageOptions{Run: cfg.RunID, Name: cfg.Name, Eval: evalRaw,
+		Clock: cfg.Clock, Progress: r.progress}, sy)
 	if err == nil {
 		r.res.Manifest = m
 		r.before(evDone)
-		m, err = r.verify(ctx)
+		m, err = Verify(ctx, r.fsys, r.res.Staging, r.progress)
+	}
+	if serr := sy.wait(); serr != nil && err == nil {
+		err = fmt.Errorf("%w: %w", ErrSave, serr)
+	}
+	if err == nil {
+		m, err = r.verifyCommand(ctx, m)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -566,12 +575,9 @@ func compactJSON(b []byte) json.RawMessage {
 	return out
 }
 
-// verify is reload-and-verify: the built-in check, then the user's command.
-func (r *run) verify(ctx context.Context) (*Manifest, error) {
-	m, err := Verify(ctx, r.fsys, r.res.Staging, r.progress)
-	if err != nil {
-		return nil, err
-	}
+// verifyCommand runs the user's verify command, if any, on the verified
+// checkpoint m.
+func (r *run) verifyCommand(ctx context.Context, m *Manifest) (*Manifest, error) {
 	if len(r.cfg.VerifyCommand) == 0 {
 		return m, nil
 	}

@@ -142,3 +142,11 @@ coverage-publisher: build
 	@echo "verdicts of $$(ls bin/publisher-journals | wc -l) journals (incomplete = a receipt-failure case):"
 	@$(BIN) check bin/publisher-journals | grep -E ': (VALID|INCOMPLETE|VIOLATION) ' | awk '{print $$2}' | sort | uniq -c
 	$(BIN) coverage --model program bin/publisher-journals
+
+# TLC against tracecheck on TLC_DIFF random Program traces, valid and
+# mutated (TLA2TOOLS as for tlc-traces; TLC_DIFF_SEED replays a run).
+TLC_DIFF ?= 100
+.PHONY: tlc-diff
+tlc-diff:
+	@test -n "$(TLA2TOOLS)" || { echo "make tlc-diff: TLA2TOOLS (path to tla2tools.jar) is not set; nothing was run" >&2; exit 2; }
+	TLC_DIFF=$(TLC_DIFF) $(GO) test -count=1 -timeout 60m -run '^TestTLCDifferential$$' -v ./harness/tlccross/

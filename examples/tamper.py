@@ -4,7 +4,7 @@
 It trains and writes a good checkpoint with a passing evaluation, then
 forks a background child that keeps model.json open, and exits 0 at once.
 The child waits until the program has exited, 50 ms more, and then keeps
-appending " TAMPERED" through its open descriptor for a few seconds — which
+appending " TAMPERED" through its open descriptor for seconds — which
 would reach the file wherever it is renamed to, the published checkpoint
 included. The publisher kills the program's whole process group as soon as
 the program exits, so the child never writes; the published model.json is
@@ -37,7 +37,7 @@ if os.fork() == 0:
     while os.getppid() == parent:  # until the program has exited
         time.sleep(0.005)
     time.sleep(0.05)
-    deadline = time.time() + 3
+    deadline = time.time() + (10 if escape else 3)
     while time.time() < deadline:
         try:
             f.write(b" TAMPERED")

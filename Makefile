@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := bin/tracecheck
 BENCHTIME ?= 1x
 
-.PHONY: all build verify test vet race bench formal tlc-traces crash fuzz clean
+.PHONY: all build verify test vet bench bench-explore formal tlc-traces crash fuzz clean
 
 all: build
 
@@ -45,9 +45,13 @@ test: vet
 vet:
 	$(GO) vet ./...
 
-# Benchmarks (figures in README.md). BENCHTIME=5x for steadier numbers.
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./model/...
+# Every benchmark (figures in README.md): the explorer, trace validation,
+# the session coordinators and the publisher (1 GiB). BENCHTIME=5x for
+# steadier explorer/trace numbers; bench-tlc also needs TLA2TOOLS.
+bench: bench-explore bench-trace bench-session bench-publish
+
+bench-explore:
+	$(GO) test -run '^$$' -bench 'BenchmarkExplore' -benchmem -benchtime $(BENCHTIME) ./model/
 
 # Rerun TLC and FizzBee live on the committed specs and compare with the Go
 # model (TLA2TOOLS=/path/to/tla2tools.jar, FIZZ=/path/to/fizz). With

@@ -27,8 +27,8 @@ Without --out the documents are written to standard output one after
 another, in order of each instance's first event (tracecheck check reads
 such a stream back; other ITF readers want one document a file); with --out DIR each goes
 to DIR/<instance>.itf.json (the instance name with characters other than
-letters, digits, '.', '_' and '-' replaced by '_'), and the paths are
-printed. --instance ID exports only that instance.
+letters, digits, '.', '_' and '-' replaced by '_', and "-2", "-3" added
+if two instances would share a file), and the paths are printed. --instance ID exports only that instance.
 
 A trace whose last line was cut off mid-write is exported without it; the
 cut-off instance's document records "truncated" in its "#meta", and
@@ -102,6 +102,7 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 	if truncated != nil {
 		fmt.Fprintf(stderr, "tracecheck export: %s: the last line is cut off; exported without it\n", truncated.pos)
 	}
+	used := map[string]bool{}
 	for _, inst := range names {
 		doc, err := trace.EventsToITF(byInstance[inst])
 		if err != nil {
@@ -118,7 +119,12 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 			}
 			continue
 		}
-		path := filepath.Join(*outDir, fileSafe(inst)+".itf.json")
+		base := fileSafe(inst)
+		for k := 2; used[base]; k++ { // two instance names that map to one file name
+			base = fmt.Sprintf("%s-%d", fileSafe(inst), k)
+		}
+		used[base] = true
+		path := filepath.Join(*outDir, base+".itf.json")
 		if err := writeFile(path, doc); err != nil {
 			fmt.Fprintf(stderr, "tracecheck export: %v\n", err)
 			return exitInput

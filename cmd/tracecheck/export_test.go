@@ -320,3 +320,28 @@ func TestExportStdoutChecks(t *testing.T) {
 		}
 	}
 }
+
+func TestExportOutFileNames(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "t.ndjson")
+	write(t, src, `{"v":1,"instance":"a/b","seq":0,"action":"Init","state":{}}`+"\n"+
+		`{"v":1,"instance":"a_b","seq":0,"action":"Init","state":{}}`+"\n"+
+		`{"v":1,"instance":".hidden","seq":0,"action":"Init","state":{}}`+"\n")
+	out := filepath.Join(dir, "out")
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stdout, errs, code := runCLI(t, "export", "--itf", "--out", out, src)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	want := []string{filepath.Join(out, "a_b.itf.json"), filepath.Join(out, "a_b-2.itf.json"), filepath.Join(out, "_.hidden.itf.json")}
+	if diff := cmp.Diff(want, strings.Fields(stdout)); diff != "" {
+		t.Fatalf("paths -want +got\n%s", diff)
+	}
+	for i, inst := range []string{"a/b", "a_b", ".hidden"} {
+		if events := readITFFile(t, want[i]); events[0].Instance != inst {
+			t.Errorf("%s holds %s, want %s", want[i], events[0].Instance, inst)
+		}
+	}
+}

@@ -17,7 +17,8 @@ func init() {
 
 const exportSynopsis = `--itf [--instance ID] [--out DIR] FILE|-  |  --ndjson FILE|-
 
-Converts an NDJSON trace (docs/trace-format.md; "-" reads standard input) to
+Converts a trace (NDJSON, docs/trace-format.md, or ITF; "-" reads standard
+input) to
 the Informal Trace Format of Apalache and Quint (ADR-015), as docs/itf.md
 describes: one ITF document per instance, states in event order, each
 step's action in "mbt::actionTaken", seq, part, stutter, time and detail in
@@ -86,7 +87,12 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 	if *ndjson {
 		return exportNDJSON(r, name, stdout, stderr)
 	}
-	events, truncated, err := readEvents(r, name)
+	nd, _, err := trace.AsNDJSON(r, baseInstance(name)) // ITF input is read too
+	if err != nil {
+		fmt.Fprintf(stderr, "tracecheck export: %s: %v\n", name, err)
+		return exitInput
+	}
+	events, truncated, err := readEvents(nd, name)
 	if err != nil {
 		fmt.Fprintf(stderr, "tracecheck export: %v\n", err)
 		return exitInput
@@ -195,11 +201,7 @@ func fileSafe(s string) string {
 
 // exportNDJSON writes the trace in r (ITF or NDJSON) as NDJSON.
 func exportNDJSON(r io.Reader, name string, stdout, stderr io.Writer) int {
-	instance := filepath.Base(name)
-	if i := strings.IndexByte(instance, '.'); i > 0 {
-		instance = instance[:i]
-	}
-	out, _, err := trace.AsNDJSON(r, instance)
+	out, _, err := trace.AsNDJSON(r, baseInstance(name))
 	if err != nil {
 		fmt.Fprintf(stderr, "tracecheck export: %s: %v\n", name, err)
 		return exitInput
@@ -209,4 +211,14 @@ func exportNDJSON(r io.Reader, name string, stdout, stderr io.Writer) int {
 		return exitInput
 	}
 	return exitOK
+}
+
+// baseInstance is the instance an ITF document without one gets: the file's
+// base name without extensions.
+func baseInstance(name string) string {
+	instance := filepath.Base(name)
+	if i := strings.IndexByte(instance, '.'); i > 0 {
+		instance = instance[:i]
+	}
+	return instance
 }

@@ -345,3 +345,22 @@ func TestExportOutFileNames(t *testing.T) {
 		}
 	}
 }
+
+// TestExportITFToITF: ITF input (as Quint writes it) is accepted by
+// --itf too, and comes out in tracecheck's ITF with the same states.
+func TestExportITFToITF(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "q.itf.json")
+	write(t, src, quintTrace)
+	out, errs, code := runCLI(t, "export", "--itf", src)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	events, err := trace.ReadITF(strings.NewReader(out), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 2 || events[0].Instance != "q" || events[1].Action != "ExecutePython" ||
+		!cmp.Equal(events[1].State["attempts"], map[string]any{"#bigint": "1"}) {
+		t.Errorf("got %+v", events)
+	}
+}

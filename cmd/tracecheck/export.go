@@ -18,9 +18,8 @@ func init() {
 const exportSynopsis = `--itf [--instance ID] [--out DIR] FILE|-  |  --ndjson FILE|-
 
 Converts a trace (NDJSON, docs/trace-format.md, or ITF; "-" reads standard
-input) to
-the Informal Trace Format of Apalache and Quint (ADR-015), as docs/itf.md
-describes: one ITF document per instance, states in event order, each
+input) to the Informal Trace Format of Apalache and Quint (ADR-015), as
+docs/itf.md describes: one ITF document per instance, states in event order, each
 step's action in "mbt::actionTaken", seq, part, stutter, time and detail in
 the state's "#meta". tracecheck check reads the documents back.
 

@@ -17,26 +17,28 @@ func init() {
 
 const exportSynopsis = `--itf [--instance ID] [--out DIR] FILE|-  |  --ndjson FILE|-
 
-Converts a trace (NDJSON, docs/trace-format.md, or ITF; "-" reads standard
-input) to the Informal Trace Format of Apalache and Quint (ADR-015), as
-docs/itf.md describes: one ITF document per instance, states in event order, each
-step's action in "mbt::actionTaken", seq, part, stutter, time and detail in
-the state's "#meta". tracecheck check reads the documents back.
+--itf converts a trace (NDJSON, docs/trace-format.md, or ITF; "-" reads
+standard input) to the Informal Trace Format of Apalache and Quint
+(ADR-015), as docs/itf.md describes: one ITF document per instance, states
+in event order, each step's action in "mbt::actionTaken", and seq, part,
+stutter, time and detail in the state's "#meta". tracecheck check reads
+the documents back.
 
-Without --out the documents are written to standard output one after
-another, in order of each instance's first event (tracecheck check reads
-such a stream back; other ITF readers want one document a file); with --out DIR each goes
-to DIR/<instance>.itf.json (the instance name with characters other than
-letters, digits, '.', '_' and '-' replaced by '_', and "-2", "-3" added
-if two instances would share a file), and the paths are printed. --instance ID exports only that instance.
+Without --out the documents go to standard output one after another, in
+order of each instance's first event (tracecheck check reads such a stream
+back; other ITF readers want one document a file). With --out DIR each goes
+to DIR/<instance>.itf.json: the instance name with characters other than
+letters, digits, '.', '_' and '-' replaced by '_', and "-2", "-3" added if
+two instances would share a file; the paths are printed. --instance ID
+exports only that instance.
 
 A trace whose last line was cut off mid-write is exported without it; the
 cut-off instance's document records "truncated" in its "#meta", and
 tracecheck check reports that instance incomplete, as it would the NDJSON.
 
---ndjson converts the other way: an ITF document (or an NDJSON trace, which
-is copied) to NDJSON on standard output, one line a state; the instance is
-the document's "#meta" "instance", else the file's base name without
+--ndjson converts the other way: ITF documents (or an NDJSON trace, which
+is copied) to NDJSON on standard output, one line a state; a document's
+instance is its "#meta" "instance", else the file's base name without
 extensions ("stdin" for standard input).
 
 Exit codes: 0 exported; 3 input error (unreadable or malformed trace, no

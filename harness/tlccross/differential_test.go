@@ -217,3 +217,73 @@ func tail(s string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// TestTLCOnTraces runs TLC and tracecheck on every Program trace matching
+// the glob TLC_TRACES (say, journals written by the real publisher), one
+// instance a file as tlc-traces.sh does, and asserts the same verdicts. It
+// retains nothing: it is for traces that are not in the repository.
+//
+//	TLC_TRACES='bin/publisher-journals/*.ndjson' TLA2TOOLS=/path/to/tla2tools.jar go test -run TestTLCOnTraces ./harness/tlccross
+func TestTLCOnTraces(t *testing.T) {
+	pattern := os.Getenv("TLC_TRACES")
+	if pattern == "" {
+		t.Skip("SKIPPED: set TLC_TRACES=GLOB (and TLA2TOOLS) to compare TLC and tracecheck on those traces")
+	}
+	if !filepath.IsAbs(pattern) {
+		pattern = filepath.Join(root, pattern)
+	}
+	dir := t.TempDir()
+	tl, ok, err := newTLC(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ok {
+		t.Skip("SKIPPED: TLA2TOOLS is not set")
+	}
+	files, err := filepath.Glob(pattern)
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no traces match %s: %v", pattern, err)
+	}
+	count := map[string]int{}
+	n := 0
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		order, pieces := SplitInstances(data)
+		for _, inst := range order {
+			piece := pieces[inst]
+			truncated := len(piece) > 0 && !bytes.HasSuffix(piece, []byte("\n"))
+			if truncated { // the script drops a partial last line before TLC reads the file
+				piece = piece[:bytes.LastIndexByte(piece, '\n')+1]
+			}
+			path := filepath.Join(dir, fmt.Sprintf("piece-%04d.ndjson", n))
+			if err := os.WriteFile(path, piece, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			exit, out, err := tl.run(path, n)
+			n++
+			if err != nil {
+				t.Fatalf("running TLC: %v\n%s", err, out)
+			}
+			want, ok := TLCVerdict(exit, out)
+			if !ok {
+				t.Errorf("%s [%s]: TLC exit %d is no verdict:\n%s", file, inst, exit, tail(out, 15))
+				continue
+			}
+			if truncated && want == Valid {
+				want = Incomplete
+			}
+			got, err := Verdict(context.Background(), pieces[inst], file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			count[want]++
+			if got != want {
+				t.Errorf("%s [%s]: TLC says %s (exit %d), tracecheck says %s\n--- TLC:\n%s", file, inst, want, exit, got, tail(out, 15))
+			}
+		}
+	}
+	t.Logf("%d traces, %d instances, TLC verdicts: %v; every one agreed unless reported above", len(files), n, count)
+}

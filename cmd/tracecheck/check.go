@@ -42,7 +42,8 @@ fit, a -want +got diff and the last K matched events), or incomplete (ends
 where the spec does not stop, inside a composite step, or on a truncated
 line; never reported as valid).
 
-Models: program, session, session-mutant-no-compaction-teardown. Without
+Models: program, session, session-mutant-no-compaction-teardown,
+session-mutant-no-vad-teardown, session-mutant-no-resp-teardown. Without
 --model the model is inferred from the trace's action or variable names
 (else program).
 

@@ -49,7 +49,10 @@ func (m specModel[S]) hasAction(name string) bool {
 
 // traceModelNames lists the models the trace commands accept, the default
 // (inferred) first.
-var traceModelNames = []string{"program", "session", "session-mutant-no-compaction-teardown"}
+// A session mutant is "session-mutant-" plus a name explore's --mutant
+// takes (see mutants in explore.go).
+var traceModelNames = []string{"program", "session", "session-mutant-no-compaction-teardown",
+	"session-mutant-no-vad-teardown", "session-mutant-no-resp-teardown"}
 
 // traceModelFor returns the named model.
 func traceModelFor(name string) (traceModel, bool) {
@@ -58,8 +61,9 @@ func traceModelFor(name string) (traceModel, bool) {
 		return specModel[program.State]{name, program.Spec()}, true
 	case "session":
 		return specModel[session.State]{name, session.Spec(session.Options{})}, true
-	case "session-mutant-no-compaction-teardown":
-		return specModel[session.State]{name, session.Spec(session.Options{NoCompactionTeardown: true})}, true
+	}
+	if opt, ok := mutants[strings.TrimPrefix(name, "session-mutant-")]; ok && strings.HasPrefix(name, "session-mutant-") {
+		return specModel[session.State]{name, session.Spec(opt)}, true
 	}
 	return nil, false
 }

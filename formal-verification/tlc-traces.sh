@@ -126,7 +126,7 @@ rows=()
 errors=()
 n=0
 tlc_version=""
-for trace in "$ROOT"/traces/program/*.ndjson "$ROOT"/harness/tlccross/testdata/*.ndjson; do
+while IFS= read -r trace; do
 	rel="${trace#"$ROOT"/}"
 	dir="$WORK/split/$n"
 	mkdir -p "$dir"
@@ -135,6 +135,7 @@ for trace in "$ROOT"/traces/program/*.ndjson "$ROOT"/harness/tlccross/testdata/*
 		run="$WORK/run-$n-$(basename "$piece" .ndjson)"
 		mkdir -p "$run"
 		log="$WORK/logs/$(basename "$(dirname "$trace")")--$(basename "$trace" .ndjson)--${inst//[^A-Za-z0-9._-]/_}.txt"
+		[[ -e $log ]] && log="${log%.txt}-$n.txt" # two traces of one name in different directories
 		cmd=("$JAVA" -XX:+UseParallelGC -cp "$TLA2TOOLS:$COMMUNITY_MODULES" tlc2.TLC
 			-workers 1 -noGenerateSpecTE -metadir "$run/states"
 			-config "$ROOT/spec/TraceProgram.cfg" "$ROOT/spec/TraceProgram.tla")
@@ -150,7 +151,7 @@ for trace in "$ROOT"/traces/program/*.ndjson "$ROOT"/harness/tlccross/testdata/*
 		[[ $v == error ]] && errors+=("$rel [$inst]: TLC exit $code, see $log")
 		rows+=("$rel"$'\t'"$inst"$'\t'"$code"$'\t'"$v"$'\t'"$version"$'\t'"$SPEC_SHA"$'\t'"$CFG_SHA"$'\t'"$PROGRAM_SHA"$'\t'"$(sha "$trace")")
 	done < <(split "$trace" "$dir")
-done
+done < <(find "$ROOT/traces/program" "$ROOT/harness/tlccross/testdata" -name '*.ndjson' -type f | LC_ALL=C sort)
 
 if ((${#errors[@]})); then
 	printf 'tlc-traces: FAIL: %s\n' "${errors[@]}" >&2
@@ -160,7 +161,7 @@ fi
 
 mkdir -p "$DEST"
 {
-	echo "# TLC trace validation of traces/program/*.ndjson and harness/tlccross/testdata/*.ndjson with spec/TraceProgram.tla."
+	echo "# TLC trace validation of traces/program/**/*.ndjson and harness/tlccross/testdata/*.ndjson with spec/TraceProgram.tla."
 	echo "# Written by formal-verification/tlc-traces.sh (make tlc-traces); do not edit."
 	echo "# TLC: $tlc_version; java: $("$JAVA" -version 2>&1 | head -1)"
 	echo "# command: TRACE=<instance file> java -XX:+UseParallelGC -cp tla2tools.jar:CommunityModules-deps.jar tlc2.TLC -workers 1 -noGenerateSpecTE -metadir <tmp> -config spec/TraceProgram.cfg spec/TraceProgram.tla"

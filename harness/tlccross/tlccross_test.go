@@ -142,11 +142,18 @@ func TestSplitDoesNotChangeVerdicts(t *testing.T) {
 	}
 }
 
-// programTraces returns the traces TLC validates: the Program corpus in
-// traces/program and this package's edge cases in testdata.
+// programTraces returns the traces TLC validates: the Program corpus under
+// traces/program (subdirectories too) and this package's edge cases in
+// testdata.
 func programTraces(t *testing.T) []string {
 	t.Helper()
-	corpus, err := filepath.Glob(filepath.Join(root, "traces", "program", "*.ndjson"))
+	var corpus []string
+	err := filepath.WalkDir(filepath.Join(root, "traces", "program"), func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".ndjson") {
+			corpus = append(corpus, path)
+		}
+		return err
+	})
 	if err != nil || len(corpus) == 0 {
 		t.Fatalf("no Program traces in traces/program: %v", err)
 	}

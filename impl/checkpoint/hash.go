@@ -105,10 +105,39 @@ func (s *syncer) wait() error {
 	return s.err
 }
 
-// hashFiles hashes the files under dir, several files at a time. With a
-// syncer (staging) it fills each entry's SHA256 and starts each file's
-// fsync; without (verification) it re-reads every file and checks it
-// against the entry, failing with an error wrapping errMismatch.
+// BlockSize is the size of the blocks whose SHA-256s a manifest records
+// for a large file ([FileEntry.Blocks]).
+const BlockSize = 16 << 20
+
+// hashWorkers is how many files (or block ranges) are hashed at a time.
+func hashWorkers() int { return min(max(2, runtime.GOMAXPROCS(0)), 8) }
+
+// useBlocks says whether staging records block hashes for a file of size
+// bytes in a checkpoint of total bytes: only for a file of at least two
+// blocks that is more than one worker's share of the checkpoint, which
+// hashing files in parallel cannot spread over the cores. (Block hashes
+// cost a second hash pass at staging, on another core.)
+func useBlocks(size, total int64, workers int) bool {
+	return size >= 2*BlockSize && size*int64(workers) > total
+}
+
+// numBlocks is the number of blocks of a file of size bytes.
+func numBlocks(size, blockSize int64) int64 { return (size + blockSize - 1) / blockSize }
+
+// hashUnit is a piece of work: a whole file (hi == 0), or its blocks
+// [lo, hi).
+type hashUnit struct {
+	file   int
+	lo, hi int64
+	bytes  int64
+}
+
+// hashFiles hashes the files under dir, several files (or block ranges) at
+// a time. With a syncer (staging) it fills each entry's SHA256 (and, for a
+// large file, Blocks) and starts each file's fsync; without (verification)
+// it re-reads every file and checks it against the entry (against its block
+// hashes if it has some, one range of blocks per worker), failing with an
+// error wrapping errMismatch.
 func hashFiles(ctx context.Context, fsys FS, dir string, files []FileEntry, sy *syncer, prog *progressor) error {
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
@@ -119,13 +148,28 @@ func hashFiles(ctx context.Context, fsys FS, dir string, files []FileEntry, sy *
 		next     atomic.Int64
 		wg       sync.WaitGroup
 	)
-	// Largest files first, so that the last to finish is a small one.
-	order := make([]int, len(files))
-	for i := range order {
-		order[i] = i
+	nw := hashWorkers()
+	var total int64
+	for _, f := range files {
+		total += f.Size
 	}
-	sort.SliceStable(order, func(a, b int) bool { return files[order[a]].Size > files[order[b]].Size })
-	workers := min(max(2, runtime.GOMAXPROCS(0)), 8, len(files))
+	var units []hashUnit
+	for i, f := range files {
+		nb := int64(len(f.Blocks))
+		if sy != nil || nb == 0 {
+			units = append(units, hashUnit{file: i, bytes: f.Size})
+			continue
+		}
+		// Disjoint ranges of blocks, one per worker.
+		parts := min(int64(nw), nb)
+		for p := int64(0); p < parts; p++ {
+			lo, hi := p*nb/parts, (p+1)*nb/parts
+			units = append(units, hashUnit{file: i, lo: lo, hi: hi, bytes: (hi - lo) * f.BlockSize})
+		}
+	}
+	// Largest first, so that the last to finish is a small one.
+	sort.SliceStable(units, func(a, b int) bool { return units[a].bytes > units[b].bytes })
+	workers := min(nw, len(units))
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
@@ -133,11 +177,21 @@ func hashFiles(ctx context.Context, fsys FS, dir string, files []FileEntry, sy *
 			buf := make([]byte, 1<<20)
 			for {
 				k := int(next.Add(1)) - 1
-				if k >= len(order) || ctx.Err() != nil {
+				if k >= len(units) || ctx.Err() != nil {
 					return
 				}
-				f := &files[order[k]]
-				if err := hashWhole(ctx, fsys, dir, f, sy, buf, prog); err != nil {
+				u := units[k]
+				f := &files[u.file]
+				var err error
+				switch {
+				case sy != nil && useBlocks(f.Size, total, nw):
+					err = hashStageBlocks(ctx, fsys, dir, f, sy, prog)
+				case u.hi > 0:
+					err = verifyBlocks(ctx, fsys, dir, f, u.lo, u.hi, buf, prog)
+				default:
+					err = hashWhole(ctx, fsys, dir, f, sy, buf, prog)
+				}
+				if err != nil {
 					mu.Lock()
 					if firstErr == nil {
 						firstErr = fmt.Errorf("%s: %w", f.Path, err)
@@ -154,6 +208,177 @@ func hashFiles(ctx context.Context, fsys FS, dir string, files []FileEntry, sy *
 		return err
 	}
 	return firstErr
+}
+
+// hashStageBlocks is hashWhole at staging for a large file: it reads the
+// file once, and hashes the same buffers twice at the same time, on two
+// goroutines: the whole file's SHA-256 here, each BlockSize block's in
+// another. Both describe the same bytes, so checking the block hashes at
+// verification proves the bytes are those whose SHA-256 is recorded.
+func hashStageBlocks(ctx context.Context, fsys FS, dir string, f *FileEntry, sy *syncer, prog *progressor) error {
+	name := filepath.Join(dir, filepath.FromSlash(f.Path))
+	sf, err := fsys.OpenFile(name, os.O_RDONLY, 0)
+	if err != nil {
+		return err
+	}
+	sy.start(sf)
+	file, err := fsys.OpenFile(name, os.O_RDONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+
+	const nbuf = 4
+	free := make(chan []byte, nbuf)
+	for i := 0; i < nbuf; i++ {
+		free <- make([]byte, 1<<20)
+	}
+	toBlocks := make(chan []byte, nbuf)
+	var blocks []string
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h := sha256.New()
+		var in int64 // bytes of the current block hashed
+		for b := range toBlocks {
+			chunk := b
+			for len(chunk) > 0 {
+				k := min(int64(len(chunk)), BlockSize-in)
+				h.Write(chunk[:k])
+				chunk, in = chunk[k:], in+k
+				if in == BlockSize {
+					blocks = append(blocks, hex.EncodeToString(h.Sum(nil)))
+					h.Reset()
+					in = 0
+				}
+			}
+			free <- b[:cap(b)]
+		}
+		if in > 0 {
+			blocks = append(blocks, hex.EncodeToString(h.Sum(nil)))
+		}
+	}()
+
+	sum := sha256.New()
+	var n int64
+	var rerr error
+	for {
+		if rerr = ctx.Err(); rerr != nil {
+			break
+		}
+		buf := <-free
+		k, err := file.Read(buf)
+		if k > 0 {
+			toBlocks <- buf[:k]
+			sum.Write(buf[:k]) // the block goroutine only reads buf too
+			n += int64(k)
+			prog.add(int64(k))
+		} else {
+			free <- buf
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			rerr = err
+			break
+		}
+	}
+	close(toBlocks)
+	<-done
+	if rerr != nil {
+		return rerr
+	}
+	if n != f.Size {
+		return fmt.Errorf("changed size while staging (%d, then %d bytes)", f.Size, n)
+	}
+	f.SHA256 = hex.EncodeToString(sum.Sum(nil))
+	f.BlockSize = BlockSize
+	f.Blocks = blocks
+	return nil
+}
+
+// verifyBlocks re-reads blocks [lo, hi) of a file through a fresh
+// descriptor and compares each with its recorded SHA-256; the range ending
+// with the last block also checks that the file ends where the manifest
+// says.
+func verifyBlocks(ctx context.Context, fsys FS, dir string, f *FileEntry, lo, hi int64, buf []byte, prog *progressor) error {
+	name := filepath.Join(dir, filepath.FromSlash(f.Path))
+	file, err := fsys.OpenFile(name, os.O_RDONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	ra, ok := file.(io.ReaderAt)
+	if !ok {
+		ra = &seqReaderAt{r: file}
+	}
+	h := sha256.New()
+	for b := lo; b < hi; b++ {
+		off := b * f.BlockSize
+		end := min(off+f.BlockSize, f.Size)
+		h.Reset()
+		for off < end {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			k, err := ra.ReadAt(buf[:min(int64(len(buf)), end-off)], off)
+			if k > 0 {
+				h.Write(buf[:k])
+				off += int64(k)
+				prog.add(int64(k))
+			}
+			if err == io.EOF && off < end {
+				return fmt.Errorf("%w: reads back shorter than the manifest's %d bytes (ends at %d)", errMismatch, f.Size, off)
+			}
+			if err != nil && err != io.EOF {
+				return err
+			}
+			if k == 0 && err == nil {
+				return io.ErrNoProgress
+			}
+		}
+		if got := hex.EncodeToString(h.Sum(nil)); got != f.Blocks[b] {
+			return fmt.Errorf("%w: block %d (bytes %d-%d) reads back as sha256 %s, manifest says %s",
+				errMismatch, b, b*f.BlockSize, end, short(got), short(f.Blocks[b]))
+		}
+	}
+	if hi == int64(len(f.Blocks)) {
+		k, err := ra.ReadAt(buf[:1], f.Size)
+		if k > 0 {
+			return fmt.Errorf("%w: reads back longer than the manifest's %d bytes", errMismatch, f.Size)
+		}
+		if err != nil && err != io.EOF {
+			return err
+		}
+	}
+	return nil
+}
+
+// seqReaderAt reads at increasing offsets from a File that has no ReadAt
+// (only test filesystems), skipping forward by reading.
+type seqReaderAt struct {
+	r   io.Reader
+	pos int64
+}
+
+func (s *seqReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if off < s.pos {
+		return 0, fmt.Errorf("read at %d after %d: file cannot seek back", off, s.pos)
+	}
+	if off > s.pos {
+		k, err := io.CopyN(io.Discard, s.r, off-s.pos)
+		s.pos += k
+		if err != nil {
+			return 0, err
+		}
+	}
+	k, err := s.r.Read(p)
+	s.pos += int64(k)
+	if k > 0 && err == io.EOF {
+		err = nil
+	}
+	return k, err
 }
 
 // hashWhole reads a file sequentially through a fresh descriptor. At

@@ -220,6 +220,9 @@ func (d *Decoder) Next() (*Raw, error) {
 				d.done = io.EOF
 				return nil, io.EOF
 			}
+			if err := partialEvent(line); err != nil {
+				return nil, d.fail(err) // garbage, not a line cut short
+			}
 			d.raw = Raw{Pos: d.Pos(), Line: line}
 			return &d.raw, d.fail(fmt.Errorf("%w (%d bytes)", ErrTruncated, len(line)))
 		case err != nil:
@@ -595,6 +598,34 @@ type scanner struct {
 }
 
 const maxDepth = 256
+
+// partialEvent reports whether a last line without '\n' can be the start
+// of an event that a crashed writer cut short: text that opens a JSON
+// object. Binary bytes or another opening are garbage, reported as such
+// rather than as truncation. A multi-byte character cut at the very end is
+// fine: a crash can split one.
+func partialEvent(line []byte) error {
+	t := bytes.TrimLeft(line, " \t\r")
+	for i := 0; i < len(t); {
+		c := t[i]
+		if c == 0 || c < 0x20 && c != '\t' && c != '\r' {
+			return fmt.Errorf("%w at column %d: byte %#02x", ErrBinary, len(line)-len(t)+i+1, c)
+		}
+		if c < 0x80 {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(t[i:])
+		if r == utf8.RuneError && n <= 1 && utf8.FullRune(t[i:]) {
+			return fmt.Errorf("%w at column %d: invalid UTF-8", ErrBinary, len(line)-len(t)+i+1)
+		}
+		i += max(n, 1)
+	}
+	if len(t) > 0 && t[0] != '{' {
+		return fmt.Errorf("%w at column %d: unexpected %q (want an event object)", ErrSyntax, len(line)-len(t)+1, t[0])
+	}
+	return nil
+}
 
 func (s *scanner) syntax(want string) error {
 	if s.i >= len(s.b) {

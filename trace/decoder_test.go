@@ -277,3 +277,38 @@ func FuzzDecoder(f *testing.F) {
 		}
 	})
 }
+
+// A last line without '\n' is truncation only if it can be the start of an
+// event; garbage there is garbage, named as such.
+func TestDecoderUnterminatedGarbage(t *testing.T) {
+	cases := []struct {
+		name string
+		last string
+		want error
+	}{
+		{"binary", "\x00\x01garbage", trace.ErrBinary},
+		{"control", "{\"v\":1,\x07", trace.ErrBinary},
+		{"text", "hello world", trace.ErrSyntax},
+		{"invalid utf-8", "{\"v\":\xff\xfe1", trace.ErrBinary},
+		{"cut multi-byte char", "{\"instance\":\"r\xc3", trace.ErrTruncated},
+		{"json prefix", "  {\"v\":1,\"inst", trace.ErrTruncated},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := trace.NewDecoder(strings.NewReader(okLine+"\n"+c.last), "g.ndjson")
+			if _, err := d.Next(); err != nil {
+				t.Fatal(err)
+			}
+			_, err := d.Next()
+			if !errors.Is(err, c.want) {
+				t.Fatalf("err = %v, want %v", err, c.want)
+			}
+			if c.want != trace.ErrTruncated && errors.Is(err, trace.ErrTruncated) {
+				t.Errorf("garbage reported as truncation: %v", err)
+			}
+			if !strings.HasPrefix(err.Error(), "g.ndjson:2: ") || strings.Contains(err.Error(), "\n") {
+				t.Errorf("not a one-line file:line error: %q", err)
+			}
+		})
+	}
+}

@@ -323,8 +323,11 @@ func TestCheckLivePipe(t *testing.T) {
 	go func() { done <- run([]string{"check", "--live", "-"}, &out, &errb) }()
 	fmt.Fprintln(pw, `{"v":1,"instance":"s","seq":0,"action":"Init","state":{"conn":0,"vad":0,"resp":0,"compaction":0}}`)
 	fmt.Fprintln(pw, `{"v":1,"instance":"s","seq":1,"action":"CompFinish","state":{"compaction":0}}`)
+	// The live report is written in several pieces: wait for the whole of
+	// it (its header and the offending event), still with the pipe open.
 	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(out.String(), "VIOLATION (live)") {
+	for !strings.Contains(out.String(), "VIOLATION (live)") ||
+		!strings.Contains(out.String(), "stdin:2: instance s, seq 1, action CompFinish") {
 		if time.Now().After(deadline) {
 			pw.Close()
 			<-done

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/tracecheck/tracecheck/harness/check"
 	"github.com/tracecheck/tracecheck/harness/sessioncheck"
@@ -72,11 +73,16 @@ func runSessionDemo(args []string, stdout, stderr io.Writer) int {
 		file = f
 	}
 	var buf bytes.Buffer
+	sink := &demoSink{w: trace.NewWriter(&buf)}
 	rep, err := session.RunDemo(context.Background(), session.DemoConfig{Sessions: *sessions, Turns: *turns,
-		Speed: *speed, Sink: trace.NewWriter(&buf), MutantFireAndForgetCompaction: *mutant})
+		Speed: *speed, Sink: sink, MutantFireAndForgetCompaction: *mutant})
 	if err != nil {
 		fmt.Fprintf(stderr, "tracecheck session-demo: teardown reported: %v\n", err)
 	}
+	// Every session is closed; only a goroutine that outlived its session
+	// (the M4 mutant's compaction) can still emit. Its events are dropped,
+	// and counted below, so that the trace read from buf is final.
+	sink.close()
 	if *out == "-" {
 		stdout.Write(buf.Bytes())
 	} else if _, werr := file.Write(buf.Bytes()); werr != nil {
@@ -102,6 +108,9 @@ func runSessionDemo(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(summary, "check against spec/session.fizz: %v (%d valid, %d violation, %d incomplete)\n",
 		crep.Verdict(), crep.Count(check.Valid), crep.Count(check.Violation), crep.Count(check.Incomplete))
+	if n := sink.lateEvents(); n > 0 {
+		fmt.Fprintf(summary, "%d event(s) emitted after their session closed, by goroutines that outlived it, were dropped\n", n)
+	}
 	for _, in := range crep.Instances {
 		if in.Divergence != nil {
 			fmt.Fprintf(summary, "  %s: %s at line %d: %s\n", in.Instance, in.Divergence.Action, in.Divergence.Line, in.Divergence.Reason)
@@ -112,4 +121,34 @@ func runSessionDemo(args []string, stdout, stderr io.Writer) int {
 		return exitViolation
 	}
 	return exitOK
+}
+
+// demoSink passes events to w until closed, then drops and counts them.
+type demoSink struct {
+	mu     sync.Mutex
+	w      *trace.Writer
+	closed bool
+	late   int
+}
+
+func (d *demoSink) Emit(e trace.Event) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		d.late++
+		return nil
+	}
+	return d.w.Emit(e)
+}
+
+func (d *demoSink) close() {
+	d.mu.Lock()
+	d.closed = true
+	d.mu.Unlock()
+}
+
+func (d *demoSink) lateEvents() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.late
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -56,6 +57,20 @@ func graphSpec(name, mutant string, stderr io.Writer,
 	return exitUsage
 }
 
+// specArg parses explore's and chart's arguments: flags and one spec name.
+// It returns the name, or an exit code >= 0 when parsing stopped.
+func specArg(fs *flag.FlagSet, args []string) (string, int) {
+	pos, code := parseArgs(fs, args)
+	if code >= 0 {
+		return "", code
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return "", exitUsage
+	}
+	return pos[0], -1
+}
+
 const exploreSynopsis = `[--format text|json] [--mutant NAME] program|session
 
 Explores every reachable state of the Go transcription of a bundled spec
@@ -68,19 +83,15 @@ func runExplore(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("explore", exploreSynopsis, stderr)
 	format := fs.String("format", "text", "output `format`: text or json")
 	mutant := fs.String("mutant", "", "explore a session spec `mutant`: "+mutantNames())
-	pos, code := parseArgs(fs, args)
+	name, code := specArg(fs, args)
 	if code >= 0 {
 		return code
-	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return exitUsage
 	}
 	if *format != "text" && *format != "json" {
 		fmt.Fprintf(stderr, "tracecheck explore: unknown format %q (want text or json)\n", *format)
 		return exitUsage
 	}
-	return graphSpec(pos[0], *mutant, stderr,
+	return graphSpec(name, *mutant, stderr,
 		func(sp *model.Spec[program.State]) int { return explore(sp, *format, stdout, stderr) },
 		func(sp *model.Spec[session.State]) int { return explore(sp, *format, stdout, stderr) })
 }
@@ -196,13 +207,9 @@ func runChart(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("chart", chartSynopsis, stderr)
 	format := fs.String("format", "mermaid", "output `format`: mermaid, dot or json")
 	mutant := fs.String("mutant", "", "draw a session spec `mutant`: "+mutantNames())
-	pos, code := parseArgs(fs, args)
+	name, code := specArg(fs, args)
 	if code >= 0 {
 		return code
-	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return exitUsage
 	}
 	switch *format {
 	case "mermaid", "dot", "json":
@@ -214,7 +221,7 @@ func runChart(args []string, stdout, stderr io.Writer) int {
 		State: func(s program.State) string { return s.Phase.String() },
 		Edge:  func(a string) string { return program.Labels[a] },
 	}
-	return graphSpec(pos[0], *mutant, stderr,
+	return graphSpec(name, *mutant, stderr,
 		func(sp *model.Spec[program.State]) int { return drawChart(sp, progStyle, *format, stdout, stderr) },
 		func(sp *model.Spec[session.State]) int {
 			return drawChart(sp, chart.Style[session.State]{}, *format, stdout, stderr)

@@ -92,16 +92,6 @@ func (a *Action[S]) Successors(s S, emit func(S)) {
 	}
 }
 
-// VarIndex returns the position of the named variable in Vars, or -1.
-func (sp *Spec[S]) VarIndex(name string) int {
-	for i, v := range sp.Vars {
-		if v == name {
-			return i
-		}
-	}
-	return -1
-}
-
 // Format returns s as a TLA+ conjunction list: `phase = "Ready" /\ ...`.
 func (sp *Spec[S]) Format(s S) string {
 	vals := sp.Valuation(s)

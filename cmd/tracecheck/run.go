@@ -63,6 +63,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	verifyCmd := fs.String("verify-cmd", "", "command that loads the staged checkpoint like its consumer (split on spaces)")
 	stagingRoot := fs.String("staging-root", "", "where staging directories live (default DIR/.tracecheck/staging; must be DIR's filesystem)")
 	quiet := fs.Bool("quiet", false, "no progress lines")
+	wholeSHA := fs.Bool("whole-sha256", false, "also record each large file's whole-file sha256 (as sha256sum prints it) besides its 16 MiB block hashes; costs a second hash pass at staging")
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
@@ -88,6 +89,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	cfg := checkpoint.Config{
 		PublishDir: *publishDir, Name: *name, Command: prog, Journal: *journal,
 		Grace: *grace, StagingRoot: *stagingRoot, VerifyCommand: strings.Fields(*verifyCmd),
+		WholeFileSHA256: *wholeSHA,
 	}
 	var pl *progressLine
 	if !*quiet {

@@ -25,15 +25,16 @@ func blockData() []byte {
 }
 
 // stageBlocks writes data as big.bin (and a small file) to a new directory
-// and stages it.
-func stageBlocks(t *testing.T, data []byte) (string, *checkpoint.Manifest) {
+// and stages it with opt (Run and Name filled in).
+func stageBlocks(t *testing.T, data []byte, opt checkpoint.StageOptions) (string, *checkpoint.Manifest) {
 	t.Helper()
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"small.json": `{"w":1}`})
 	if err := os.WriteFile(filepath.Join(dir, "big.bin"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m, err := checkpoint.Stage(context.Background(), checkpoint.OSFS{}, dir, checkpoint.StageOptions{Run: "r", Name: "n"})
+	opt.Run, opt.Name = "r", "n"
+	m, err := checkpoint.Stage(context.Background(), checkpoint.OSFS{}, dir, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,32 +77,105 @@ func rewriteManifest(t *testing.T, dir string, edit func(files []checkpoint.File
 	}
 }
 
-// A large file's manifest entry records its whole SHA-256 and one SHA-256
-// per block, both of the staged bytes.
+// A large file's manifest entry records one SHA-256 per block of the
+// staged bytes, and its whole-file SHA-256 only when asked for or when the
+// evaluation names it; a small file's records its whole-file SHA-256 only.
 func TestBlockHashesRecorded(t *testing.T) {
 	data := blockData()
-	_, m := stageBlocks(t, data)
-	for _, f := range m.Files {
-		if f.Path == "small.json" {
-			if f.BlockSize != 0 || f.Blocks != nil {
-				t.Errorf("small file has blocks: %+v", f)
+	wholeSum := sha256.Sum256(data)
+	whole := hex.EncodeToString(wholeSum[:])
+	for _, tc := range []struct {
+		name      string
+		opt       checkpoint.StageOptions
+		wantWhole bool
+	}{
+		{"default", checkpoint.StageOptions{}, false},
+		{"whole-file sha256 asked for", checkpoint.StageOptions{WholeFileSHA256: true}, true},
+		{"evaluation names big.bin", checkpoint.StageOptions{Eval: json.RawMessage(`{"passed": true, "files": {"big.bin": "` + whole + `"}}`)}, true},
+		{"evaluation names another file", checkpoint.StageOptions{Eval: json.RawMessage(`{"passed": true, "files": {"small.json": "x"}}`)}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, m := stageBlocks(t, data, tc.opt)
+			for _, f := range m.Files {
+				if f.Path == "small.json" {
+					smallSum := sha256.Sum256([]byte(`{"w":1}`))
+					if f.BlockSize != 0 || f.Blocks != nil || f.SHA256 != hex.EncodeToString(smallSum[:]) {
+						t.Errorf("small file entry %+v, want its sha256 and no blocks", f)
+					}
+					continue
+				}
+				wantSHA := ""
+				if tc.wantWhole {
+					wantSHA = whole
+				}
+				if f.SHA256 != wantSHA || f.Size != int64(len(data)) || f.BlockSize != checkpoint.BlockSize {
+					t.Fatalf("big.bin entry size %d sha256 %q block size %d; want sha256 %q", f.Size, f.SHA256, f.BlockSize, wantSHA)
+				}
+				if len(f.Blocks) != 4 {
+					t.Fatalf("%d block hashes, want 4", len(f.Blocks))
+				}
+				for i, got := range f.Blocks {
+					lo := i * checkpoint.BlockSize
+					h := sha256.Sum256(data[lo:min(lo+checkpoint.BlockSize, len(data))])
+					if got != hex.EncodeToString(h[:]) {
+						t.Errorf("block %d hash %s, want %x", i, got, h)
+					}
+				}
 			}
-			continue
-		}
-		whole := sha256.Sum256(data)
-		if f.SHA256 != hex.EncodeToString(whole[:]) || f.Size != int64(len(data)) || f.BlockSize != checkpoint.BlockSize {
-			t.Fatalf("big.bin entry size %d sha256 %s block size %d", f.Size, f.SHA256, f.BlockSize)
-		}
-		if len(f.Blocks) != 4 {
-			t.Fatalf("%d block hashes, want 4", len(f.Blocks))
-		}
-		for i, got := range f.Blocks {
-			lo := i * checkpoint.BlockSize
-			h := sha256.Sum256(data[lo:min(lo+checkpoint.BlockSize, len(data))])
-			if got != hex.EncodeToString(h[:]) {
-				t.Errorf("block %d hash %s, want %x", i, got, h)
+			b, err := os.ReadFile(filepath.Join(dir, checkpoint.ManifestName))
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
+			if n := strings.Count(string(b), `"sha256"`); n != 1+btoi(tc.wantWhole) {
+				t.Errorf("manifest has %d \"sha256\" fields, want %d:\n%s", n, 1+btoi(tc.wantWhole), b)
+			}
+			if tc.opt.Eval == nil || tc.wantWhole {
+				if _, err := checkpoint.Verify(context.Background(), checkpoint.OSFS{}, dir, nil); err != nil {
+					t.Fatalf("Verify = %v", err)
+				}
+			}
+		})
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// A large file that changes size while staging hashes its blocks is
+// refused with ErrSave, whichever way it changes.
+func TestStageBlocksSizeChange(t *testing.T) {
+	data := blockData()
+	n := int64(len(data))
+	for _, tc := range []struct {
+		name string
+		size int64
+		opt  checkpoint.StageOptions
+	}{
+		{"truncated", n - 1, checkpoint.StageOptions{}},
+		{"truncated to a block boundary", 2 * checkpoint.BlockSize, checkpoint.StageOptions{}},
+		{"extended", n + 1, checkpoint.StageOptions{}},
+		{"truncated, whole-file sha256", n - 1, checkpoint.StageOptions{WholeFileSHA256: true}},
+		{"extended, whole-file sha256", n + 1, checkpoint.StageOptions{WholeFileSHA256: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			big := filepath.Join(dir, "big.bin")
+			if err := os.WriteFile(big, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			fsys := &tamperFS{onOpen: func(name string) { resize(tc.size)(t, name) }}
+			_, err := checkpoint.Stage(context.Background(), fsys, dir, tc.opt)
+			if !errors.Is(err, checkpoint.ErrSave) || !strings.Contains(err.Error(), "changed size while staging") || !strings.Contains(err.Error(), "big.bin") {
+				t.Fatalf("Stage = %v, want ErrSave: big.bin changed size while staging", err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, checkpoint.ManifestName)); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("a manifest was written: %v", err)
+			}
+		})
 	}
 }
 
@@ -136,7 +210,7 @@ func TestVerifyBlocksTampering(t *testing.T) {
 		{name: "flipped after listing", change: flip(mid + 1), atOpen: true, want: "block 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir, _ := stageBlocks(t, data)
+			dir, _ := stageBlocks(t, data, checkpoint.StageOptions{})
 			big := filepath.Join(dir, "big.bin")
 			fsys := &tamperFS{noAt: tc.noAt}
 			if tc.change != nil && !tc.atOpen {
@@ -212,11 +286,12 @@ func (s *tamperFS) OpenFile(name string, flag int, perm os.FileMode) (checkpoint
 
 // A manifest without block hashes (as written before they existed)
 // verifies by the whole-file SHA-256, and still catches a changed byte; a
-// block list that does not fit the file's size is refused.
+// block list that does not fit the file's size, or an entry with no hash
+// at all, is refused.
 func TestVerifyManifestWithoutBlocks(t *testing.T) {
 	ctx := context.Background()
 	data := blockData()
-	dir, _ := stageBlocks(t, data)
+	dir, _ := stageBlocks(t, data, checkpoint.StageOptions{WholeFileSHA256: true})
 	rewriteManifest(t, dir, func(fs []checkpoint.FileEntry) []checkpoint.FileEntry {
 		for i := range fs {
 			fs[i].BlockSize, fs[i].Blocks = 0, nil
@@ -247,9 +322,10 @@ func TestVerifyManifestWithoutBlocks(t *testing.T) {
 		{"block size zero", func(f *checkpoint.FileEntry) { f.BlockSize = 0 }},
 		{"block size negative", func(f *checkpoint.FileEntry) { f.BlockSize = -1 }},
 		{"block size doubled", func(f *checkpoint.FileEntry) { f.BlockSize *= 2 }},
+		{"no hash at all", func(f *checkpoint.FileEntry) { f.BlockSize, f.Blocks = 0, nil }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir, _ := stageBlocks(t, data)
+			dir, _ := stageBlocks(t, data, checkpoint.StageOptions{})
 			rewriteManifest(t, dir, func(fs []checkpoint.FileEntry) []checkpoint.FileEntry {
 				for i := range fs {
 					if fs[i].Path == "big.bin" {
@@ -262,5 +338,29 @@ func TestVerifyManifestWithoutBlocks(t *testing.T) {
 				t.Fatalf("Verify = %v, want ErrVerification about blocks", err)
 			}
 		})
+	}
+}
+
+// An evaluation that names a large file whose entry has no whole-file
+// SHA-256 (a forged or hand-edited manifest: staging records it for every
+// file the evaluation names) fails verification instead of passing.
+func TestVerifyClaimWithoutWholeSHA256(t *testing.T) {
+	data := blockData()
+	sum := sha256.Sum256(data)
+	dir, _ := stageBlocks(t, data, checkpoint.StageOptions{Eval: json.RawMessage(`{"passed": true, "files": {"big.bin": "` + hex.EncodeToString(sum[:]) + `"}}`)})
+	if _, err := checkpoint.Verify(context.Background(), checkpoint.OSFS{}, dir, nil); err != nil {
+		t.Fatalf("Verify as staged = %v", err)
+	}
+	rewriteManifest(t, dir, func(fs []checkpoint.FileEntry) []checkpoint.FileEntry {
+		for i := range fs {
+			if fs[i].Path == "big.bin" {
+				fs[i].SHA256 = ""
+			}
+		}
+		return fs
+	})
+	_, err := checkpoint.Verify(context.Background(), checkpoint.OSFS{}, dir, nil)
+	if !errors.Is(err, checkpoint.ErrVerification) || !strings.Contains(err.Error(), "no whole-file sha256") {
+		t.Fatalf("Verify = %v, want ErrVerification: no whole-file sha256 for big.bin", err)
 	}
 }

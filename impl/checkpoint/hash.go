@@ -61,10 +61,10 @@ func (p *progressor) finish() {
 	}
 }
 
-// syncer fsyncs staged files in the background, through descriptors of its
-// own, at most maxPendingSyncs at a time: the writeback of the program's
-// dirty pages overlaps hashing and verification, and wait says when every
-// file is on stable storage.
+// syncer fsyncs staged files, the manifest and the staging directories in
+// the background, at most maxPendingSyncs at a time: the writeback of the
+// program's dirty pages overlaps hashing and verification, and wait says
+// when everything is on stable storage.
 type syncer struct {
 	wg  sync.WaitGroup
 	sem chan struct{}
@@ -76,21 +76,29 @@ const maxPendingSyncs = 64
 
 func newSyncer() *syncer { return &syncer{sem: make(chan struct{}, maxPendingSyncs)} }
 
-// start fsyncs and closes f in the background.
+// start fsyncs and closes f in the background (f is a descriptor of the
+// syncer's own).
 func (s *syncer) start(f File) {
+	s.do(f.Name(), func() error {
+		err := f.Sync()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	})
+}
+
+// do runs sync, which makes what durable, in the background.
+func (s *syncer) do(what string, sync func() error) {
 	s.sem <- struct{}{}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		defer func() { <-s.sem }()
-		err := f.Sync()
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		if err := sync(); err != nil {
 			s.mu.Lock()
 			if s.err == nil {
-				s.err = fmt.Errorf("fsync %s: %w", f.Name(), err)
+				s.err = fmt.Errorf("fsync %s: %w", what, err)
 			}
 			s.mu.Unlock()
 		}
@@ -113,13 +121,10 @@ const BlockSize = 16 << 20
 func hashWorkers() int { return min(max(2, runtime.GOMAXPROCS(0)), 8) }
 
 // useBlocks says whether staging records block hashes for a file of size
-// bytes in a checkpoint of total bytes: only for a file of at least two
-// blocks that is more than one worker's share of the checkpoint, which
-// hashing files in parallel cannot spread over the cores. (Block hashes
-// cost a second hash pass at staging, on another core.)
-func useBlocks(size, total int64, workers int) bool {
-	return size >= 2*BlockSize && size*int64(workers) > total
-}
+// bytes: for a file of at least two blocks. Its blocks are then hashed (at
+// staging) and checked (at verification) in disjoint ranges, one per
+// worker, so one large file is spread over the cores both times.
+func useBlocks(size int64) bool { return size >= 2*BlockSize }
 
 // numBlocks is the number of blocks of a file of size bytes.
 func numBlocks(size, blockSize int64) int64 { return (size + blockSize - 1) / blockSize }
@@ -132,13 +137,29 @@ type hashUnit struct {
 	bytes  int64
 }
 
+// blockUnits splits file i's nb blocks into at most nw disjoint ranges.
+func blockUnits(i int, f FileEntry, nb int64, nw int) []hashUnit {
+	parts := min(int64(nw), nb)
+	units := make([]hashUnit, 0, parts)
+	for p := int64(0); p < parts; p++ {
+		lo, hi := p*nb/parts, (p+1)*nb/parts
+		units = append(units, hashUnit{file: i, lo: lo, hi: hi, bytes: min(hi*f.BlockSize, f.Size) - lo*f.BlockSize})
+	}
+	return units
+}
+
 // hashFiles hashes the files under dir, several files (or block ranges) at
-// a time. With a syncer (staging) it fills each entry's SHA256 (and, for a
-// large file, Blocks) and starts each file's fsync; without (verification)
-// it re-reads every file and checks it against the entry (against its block
-// hashes if it has some, one range of blocks per worker), failing with an
-// error wrapping errMismatch.
-func hashFiles(ctx context.Context, fsys FS, dir string, files []FileEntry, sy *syncer, prog *progressor) error {
+// a time.
+//
+// With a syncer (staging) it fills each entry's hashes and starts each
+// file's fsync: a small file gets SHA256; a large one ([useBlocks]) gets
+// BlockSize and Blocks, hashed in ranges on every worker, and also SHA256
+// if whole[i] is set (whole may be nil), from the same reads as its
+// blocks, on two cores. Without a syncer (verification) it re-reads every
+// file and checks it against the entry (against its block hashes if it has
+// some, one range of blocks per worker), failing with an error wrapping
+// errMismatch.
+func hashFiles(ctx context.Context, fsys FS, dir string, files []FileEntry, sy *syncer, whole []bool, prog *progressor) error {
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -148,23 +169,24 @@ func hashFiles(ctx context.Context, fsys FS, dir string, files []FileEntry, sy *
 		next     atomic.Int64
 		wg       sync.WaitGroup
 	)
+	stage := sy != nil
 	nw := hashWorkers()
-	var total int64
-	for _, f := range files {
-		total += f.Size
-	}
 	var units []hashUnit
-	for i, f := range files {
-		nb := int64(len(f.Blocks))
-		if sy != nil || nb == 0 {
+	both := make(map[int]bool) // staging: whole-file and block hashes from one read
+	for i := range files {
+		f := &files[i]
+		switch {
+		case stage && useBlocks(f.Size) && whole != nil && whole[i]:
+			both[i] = true
 			units = append(units, hashUnit{file: i, bytes: f.Size})
-			continue
-		}
-		// Disjoint ranges of blocks, one per worker.
-		parts := min(int64(nw), nb)
-		for p := int64(0); p < parts; p++ {
-			lo, hi := p*nb/parts, (p+1)*nb/parts
-			units = append(units, hashUnit{file: i, lo: lo, hi: hi, bytes: (hi - lo) * f.BlockSize})
+		case stage && useBlocks(f.Size):
+			f.BlockSize = BlockSize
+			f.Blocks = make([]string, numBlocks(f.Size, BlockSize))
+			units = append(units, blockUnits(i, *f, int64(len(f.Blocks)), nw)...)
+		case !stage && len(f.Blocks) > 0:
+			units = append(units, blockUnits(i, *f, int64(len(f.Blocks)), nw)...)
+		default:
+			units = append(units, hashUnit{file: i, bytes: f.Size})
 		}
 	}
 	// Largest first, so that the last to finish is a small one.
@@ -184,10 +206,10 @@ func hashFiles(ctx context.Context, fsys FS, dir string, files []FileEntry, sy *
 				f := &files[u.file]
 				var err error
 				switch {
-				case sy != nil && useBlocks(f.Size, total, nw):
+				case both[u.file]:
 					err = hashStageBlocks(ctx, fsys, dir, f, sy, prog)
 				case u.hi > 0:
-					err = verifyBlocks(ctx, fsys, dir, f, u.lo, u.hi, buf, prog)
+					err = hashBlocks(ctx, fsys, dir, f, u.lo, u.hi, sy, buf, prog)
 				default:
 					err = hashWhole(ctx, fsys, dir, f, sy, buf, prog)
 				}
@@ -298,12 +320,22 @@ func hashStageBlocks(ctx context.Context, fsys FS, dir string, f *FileEntry, sy 
 	return nil
 }
 
-// verifyBlocks re-reads blocks [lo, hi) of a file through a fresh
-// descriptor and compares each with its recorded SHA-256; the range ending
-// with the last block also checks that the file ends where the manifest
-// says.
-func verifyBlocks(ctx context.Context, fsys FS, dir string, f *FileEntry, lo, hi int64, buf []byte, prog *progressor) error {
+// hashBlocks reads blocks [lo, hi) of a file through a fresh descriptor
+// and hashes each. At staging (sy set) it records them in f.Blocks (whose
+// other ranges other workers fill), and the range starting the file has
+// sy fsync it meanwhile; at verification it compares each with its
+// recorded SHA-256. Either way the range ending with the last block also
+// checks that the file ends where f.Size says.
+func hashBlocks(ctx context.Context, fsys FS, dir string, f *FileEntry, lo, hi int64, sy *syncer, buf []byte, prog *progressor) error {
 	name := filepath.Join(dir, filepath.FromSlash(f.Path))
+	stage := sy != nil
+	if stage && lo == 0 {
+		sf, err := fsys.OpenFile(name, os.O_RDONLY, 0)
+		if err != nil {
+			return err
+		}
+		sy.start(sf)
+	}
 	file, err := fsys.OpenFile(name, os.O_RDONLY, 0)
 	if err != nil {
 		return err
@@ -312,6 +344,13 @@ func verifyBlocks(ctx context.Context, fsys FS, dir string, f *FileEntry, lo, hi
 	ra, ok := file.(io.ReaderAt)
 	if !ok {
 		ra = &seqReaderAt{r: file}
+	}
+	// sizeErr reports a file that is shorter or longer than f.Size.
+	sizeErr := func(how string, end int64) error {
+		if stage {
+			return fmt.Errorf("changed size while staging (%d bytes listed, then %s, at %d)", f.Size, how, end)
+		}
+		return fmt.Errorf("%w: reads back %s than the manifest's %d bytes (at %d)", errMismatch, how, f.Size, end)
 	}
 	h := sha256.New()
 	for b := lo; b < hi; b++ {
@@ -329,7 +368,7 @@ func verifyBlocks(ctx context.Context, fsys FS, dir string, f *FileEntry, lo, hi
 				prog.add(int64(k))
 			}
 			if err == io.EOF && off < end {
-				return fmt.Errorf("%w: reads back shorter than the manifest's %d bytes (ends at %d)", errMismatch, f.Size, off)
+				return sizeErr("shorter", off)
 			}
 			if err != nil && err != io.EOF {
 				return err
@@ -338,15 +377,19 @@ func verifyBlocks(ctx context.Context, fsys FS, dir string, f *FileEntry, lo, hi
 				return io.ErrNoProgress
 			}
 		}
-		if got := hex.EncodeToString(h.Sum(nil)); got != f.Blocks[b] {
+		got := hex.EncodeToString(h.Sum(nil))
+		switch {
+		case stage:
+			f.Blocks[b] = got
+		case got != f.Blocks[b]:
 			return fmt.Errorf("%w: block %d (bytes %d-%d) reads back as sha256 %s, manifest says %s",
 				errMismatch, b, b*f.BlockSize, end, short(got), short(f.Blocks[b]))
 		}
 	}
-	if hi == int64(len(f.Blocks)) {
+	if hi == numBlocks(f.Size, f.BlockSize) {
 		k, err := ra.ReadAt(buf[:1], f.Size)
 		if k > 0 {
-			return fmt.Errorf("%w: reads back longer than the manifest's %d bytes", errMismatch, f.Size)
+			return sizeErr("longer", f.Size)
 		}
 		if err != nil && err != io.EOF {
 			return err

@@ -30,16 +30,22 @@ type FileEntry struct {
 	Path string `json:"path"`
 	// Size is its length in bytes.
 	Size int64 `json:"size"`
-	// SHA256 is the hex SHA-256 of its contents.
-	SHA256 string `json:"sha256"`
-	// BlockSize, for a large file, is the size of the blocks Blocks hashes
-	// ([BlockSize] when staged by this package); 0 (omitted) otherwise.
+	// SHA256 is the hex SHA-256 of its contents. A file with Blocks has it
+	// only if it was asked for ([StageOptions.WholeFileSHA256]) or the
+	// evaluation result names the file; otherwise it is "" (omitted).
+	SHA256 string `json:"sha256,omitempty"`
+	// BlockSize, for a large file (at least two blocks), is the size of the
+	// blocks Blocks hashes ([BlockSize] when staged by this package); 0
+	// (omitted) otherwise.
 	BlockSize int64 `json:"block_size,omitempty"`
 	// Blocks, for a large file, is the hex SHA-256 of each BlockSize-byte
-	// block in order (the last may be shorter), computed at staging from
-	// the same reads as SHA256. Verification then checks the blocks, several
-	// ranges of them at a time, instead of SHA256; a manifest without
-	// Blocks (every manifest written before they existed) verifies SHA256.
+	// block in order (the last may be shorter): the file's hash, with Size.
+	// Staging hashes them, and verification checks them, several ranges of
+	// blocks at a time, so one large file is spread over the cores. When
+	// SHA256 is also set, both were computed from the same reads, so
+	// matching blocks prove the bytes are those SHA256 describes. A
+	// manifest without Blocks (every manifest written before they existed)
+	// verifies SHA256.
 	Blocks []string `json:"blocks,omitempty"`
 }
 
@@ -164,6 +170,11 @@ type StageOptions struct {
 	Clock Clock
 	// Progress, if set, is called while hashing.
 	Progress func(Progress)
+	// WholeFileSHA256 records every large file's whole-file SHA-256 (as
+	// sha256sum prints it) besides its block hashes. It costs staging a
+	// second hash of each large file, on another core. Files the
+	// evaluation result names get it regardless.
+	WholeFileSHA256 bool
 }
 
 // Stage hashes and fsyncs every file under dir, fsyncs every directory, and
@@ -211,8 +222,13 @@ func stage(ctx context.Context, fsys FS, dir string, opt StageOptions, sy *synce
 	for _, f := range w.files {
 		total += f.Size
 	}
+	whole := make([]bool, len(w.files))
+	claims := claimedFiles(opt.Eval)
+	for i, f := range w.files {
+		whole[i] = opt.WholeFileSHA256 || claims[f.Path]
+	}
 	prog := newProgressor("hashing", total, opt.Progress)
-	if err := hashFiles(ctx, fsys, dir, w.files, sy, prog); err != nil {
+	if err := hashFiles(ctx, fsys, dir, w.files, sy, whole, prog); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -232,25 +248,25 @@ func stage(ctx context.Context, fsys FS, dir string, opt StageOptions, sy *synce
 	if err != nil {
 		return nil, fmt.Errorf("%w: encode manifest: %w", ErrSave, err)
 	}
-	if err := writeFileSync(fsys, filepath.Join(dir, ManifestName), append(b, '\n')); err != nil {
+	// The manifest's and the directories' fsyncs join the files' in sy:
+	// their journal commit then waits for the files' writeback in the
+	// background, while verification reads, not before it starts.
+	mf, err := writeNew(fsys, filepath.Join(dir, ManifestName), append(b, '\n'))
+	if err != nil {
 		return nil, fmt.Errorf("%w: manifest: %w", ErrSave, err)
 	}
+	sy.start(mf)
 	for i := len(w.dirs) - 1; i >= 0; i-- {
-		if err := fsys.SyncDir(w.dirs[i]); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrSave, err)
-		}
+		d := w.dirs[i]
+		sy.do(d, func() error { return fsys.SyncDir(d) })
 	}
 	return m, nil
 }
 
 // writeFileSync creates name (which must not exist), writes b and fsyncs it.
 func writeFileSync(fsys FS, name string, b []byte) error {
-	f, err := fsys.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	f, err := writeNew(fsys, name, b)
 	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
 		return err
 	}
 	if err := f.Sync(); err != nil {
@@ -258,6 +274,20 @@ func writeFileSync(fsys FS, name string, b []byte) error {
 		return fmt.Errorf("fsync %s: %w", name, err)
 	}
 	return f.Close()
+}
+
+// writeNew creates name (which must not exist), writes b, and returns the
+// open file.
+func writeNew(fsys FS, name string, b []byte) (File, error) {
+	f, err := fsys.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // ReadManifest reads and decodes dir's manifest from disk.
@@ -334,7 +364,7 @@ func Verify(ctx context.Context, fsys FS, dir string, progress func(Progress)) (
 		}
 	}
 	prog := newProgressor("verifying", m.Bytes(), progress)
-	if err := hashFiles(ctx, fsys, dir, m.Files, nil, prog); err != nil {
+	if err := hashFiles(ctx, fsys, dir, m.Files, nil, nil, prog); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -347,10 +377,13 @@ func Verify(ctx context.Context, fsys FS, dir string, progress func(Progress)) (
 	return m, nil
 }
 
-// checkBlocks checks that an entry's block list fits its size: no blocks
-// and no block size, or one hash per block.
+// checkBlocks checks that an entry has a hash to verify and that its
+// block list fits its size: no blocks and no block size (and then a
+// whole-file SHA-256), or one hash per block.
 func checkBlocks(f FileEntry) error {
 	switch {
+	case f.BlockSize == 0 && len(f.Blocks) == 0 && f.SHA256 == "":
+		return errors.New("no sha256 and no block hashes")
 	case f.BlockSize == 0 && len(f.Blocks) == 0:
 		return nil
 	case f.BlockSize <= 0 || f.Size < 0:
@@ -388,6 +421,21 @@ func parseEval(b []byte) (evalResult, error) {
 	return e, nil
 }
 
+// claimedFiles returns the paths an evaluation result names in "files"
+// (none if it has no such map or does not parse: verification reports
+// that).
+func claimedFiles(eval []byte) map[string]bool {
+	var e evalResult
+	if len(eval) == 0 || json.Unmarshal(eval, &e) != nil {
+		return nil
+	}
+	paths := make(map[string]bool, len(e.Files))
+	for p := range e.Files {
+		paths[p] = true
+	}
+	return paths
+}
+
 // checkClaims checks that the files the evaluation says it evaluated are
 // the files staged.
 func checkClaims(m *Manifest) error {
@@ -411,6 +459,9 @@ func checkClaims(m *Manifest) error {
 		got, ok := byPath[p]
 		if !ok {
 			return fmt.Errorf("%w: the evaluation names %s, which is not in the checkpoint", ErrVerification, p)
+		}
+		if got == "" {
+			return fmt.Errorf("%w: the evaluation names %s, but the manifest records no whole-file sha256 for it", ErrVerification, p)
 		}
 		if got != e.Files[p] {
 			return fmt.Errorf("%w: %s has sha256 %s, but the evaluation evaluated sha256 %s", ErrVerification, p, short(got), short(e.Files[p]))

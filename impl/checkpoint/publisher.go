@@ -73,6 +73,9 @@ type Config struct {
 	Boundary func(action string, after bool)
 	// SkipRecovery skips the start-up recovery of earlier runs' leftovers.
 	SkipRecovery bool
+	// WholeFileSHA256 records every large file's whole-file SHA-256 in the
+	// manifest besides its block hashes ([StageOptions.WholeFileSHA256]).
+	WholeFileSHA256 bool
 }
 
 // Result is the outcome of a run that started.
@@ -483,7 +486,7 @@ func (r *run) execute(ctx context.Context) {
 	// re-reads them; all are complete before the Verified receipt.
 	sy := newSyncer()
 	m, err := stage(ctx, r.fsys, r.res.Staging, StageOptions{Run: cfg.RunID, Name: cfg.Name, Eval: evalRaw,
-		Clock: cfg.Clock, Progress: r.progress}, sy)
+		Clock: cfg.Clock, Progress: r.progress, WholeFileSHA256: cfg.WholeFileSHA256}, sy)
 	if err == nil {
 		r.res.Manifest = m
 		r.before(evDone)

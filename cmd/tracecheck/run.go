@@ -35,7 +35,10 @@ it exits 0, its evaluation result is a JSON object with "passed": true, and
 the staging directory is not empty. An optional "files" object in the
 result maps paths to the SHA-256 the evaluation loaded; verification checks
 them. --verify-cmd runs after the built-in verification with
-TRACECHECK_CHECKPOINT_DIR naming the staged checkpoint. A run that fails or
+TRACECHECK_CHECKPOINT_DIR naming the staged checkpoint. The manifest
+records each file's size and SHA-256; a file of 32 MiB or more gets the
+SHA-256 of each 16 MiB block instead (hashed on every core), and its
+whole-file SHA-256 too with --whole-sha256. A run that fails or
 is interrupted publishes nothing and removes its staging directory.
 SIGINT/SIGTERM interrupt the run: the program's group gets SIGTERM, then
 SIGKILL after --grace. The rename is the completion boundary: a journal

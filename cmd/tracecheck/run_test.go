@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -181,5 +184,73 @@ func TestRecoverCommandUsage(t *testing.T) {
 		if code != tc.code || !strings.Contains(out+errs, tc.output) {
 			t.Errorf("%v: code %d, output %q%q; want %d and %q", tc.args, code, out, errs, tc.code, tc.output)
 		}
+	}
+}
+
+// TestRunCommandWholeSHA256: a large file's manifest entry has block hashes
+// only by default, and also its whole-file SHA-256 (sha256sum's) with
+// --whole-sha256; both publish and verify.
+func TestRunCommandWholeSHA256(t *testing.T) {
+	py := pubPython(t)
+	dir := t.TempDir()
+	prog := filepath.Join(dir, "big.py")
+	src := `import json, os
+d = os.environ["TRACECHECK_STAGING_DIR"]
+block = bytes(range(256)) * 4096
+with open(os.path.join(d, "weights.bin"), "wb") as f:
+    for _ in range(33):
+        f.write(block)
+with open(os.environ["TRACECHECK_EVAL_FILE"], "w") as f:
+    json.dump({"passed": True}, f)
+`
+	if err := os.WriteFile(prog, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	block := make([]byte, 256*4096)
+	for i := range block {
+		block[i] = byte(i)
+	}
+	h := sha256.New()
+	for i := 0; i < 33; i++ {
+		h.Write(block)
+	}
+	whole := hex.EncodeToString(h.Sum(nil))
+	pub := filepath.Join(dir, "pub")
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		want  string
+	}{
+		{"blocks", nil, ""},
+		{"whole", []string{"--whole-sha256"}, whole},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"run", "--publish-dir", pub, "--name", tc.name, "--quiet"}, tc.flags...)
+			args = append(append(append(args, "--"), py...), prog)
+			if code, stdout, stderr := pubCLI(args...); code != exitOK {
+				t.Fatalf("run: code %d\n%s%s", code, stdout, stderr)
+			}
+			b, err := os.ReadFile(filepath.Join(pub, tc.name, "tracecheck-manifest.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m struct {
+				Files []struct {
+					Path   string   `json:"path"`
+					Size   int64    `json:"size"`
+					SHA256 string   `json:"sha256"`
+					Blocks []string `json:"blocks"`
+				} `json:"files"`
+			}
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
+			if len(m.Files) != 1 || m.Files[0].Size != 33<<20 || len(m.Files[0].Blocks) != 3 || m.Files[0].SHA256 != tc.want {
+				t.Fatalf("manifest files %+v; want weights.bin, 3 blocks, sha256 %q", m.Files, tc.want)
+			}
+			if code, out, _ := pubCLI("recover", "--publish-dir", pub); code != exitOK || !strings.Contains(out, tc.name+": published-and-verified") {
+				t.Errorf("recover: code %d\n%s", code, out)
+			}
+		})
 	}
 }

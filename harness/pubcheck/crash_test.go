@@ -105,7 +105,8 @@ func TestCrashRecovery(t *testing.T) {
 	for i := 0; i < n; i++ {
 		pub := filepath.Join(root, fmt.Sprintf("p%d", i))
 		args := []string{}
-		if mb := []int{0, 1, 4}[rng.IntN(3)]; mb > 0 {
+		// 40 MiB: a large file, staged and verified by block ranges.
+		if mb := []int{0, 1, 4, 40}[rng.IntN(4)]; mb > 0 {
 			args = append(args, "--extra-mb", strconv.Itoa(mb))
 		}
 		job := crashJob{PublishDir: pub, Name: "model", Command: cmd(t, "train.py", args...)}

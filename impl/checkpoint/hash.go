@@ -76,8 +76,8 @@ const maxPendingSyncs = 64
 
 func newSyncer() *syncer { return &syncer{sem: make(chan struct{}, maxPendingSyncs)} }
 
-// start fsyncs and closes f in the background (f is a descriptor of the
-// syncer's own).
+// start fsyncs and closes f in the background; f is the syncer's from
+// then on.
 func (s *syncer) start(f File) {
 	s.do(f.Name(), func() error {
 		err := f.Sync()

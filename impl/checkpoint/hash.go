@@ -232,19 +232,28 @@ func hashFiles(ctx context.Context, fsys FS, dir string, files []FileEntry, sy *
 	return firstErr
 }
 
+// openHashed opens f under dir for reading through a fresh descriptor and,
+// if sy is set, has sy fsync it meanwhile through another descriptor of
+// its own.
+func openHashed(fsys FS, dir string, f *FileEntry, sy *syncer) (File, error) {
+	name := filepath.Join(dir, filepath.FromSlash(f.Path))
+	if sy != nil {
+		sf, err := fsys.OpenFile(name, os.O_RDONLY, 0)
+		if err != nil {
+			return nil, err
+		}
+		sy.start(sf)
+	}
+	return fsys.OpenFile(name, os.O_RDONLY, 0)
+}
+
 // hashStageBlocks is hashWhole at staging for a large file: it reads the
 // file once, and hashes the same buffers twice at the same time, on two
 // goroutines: the whole file's SHA-256 here, each BlockSize block's in
 // another. Both describe the same bytes, so checking the block hashes at
 // verification proves the bytes are those whose SHA-256 is recorded.
 func hashStageBlocks(ctx context.Context, fsys FS, dir string, f *FileEntry, sy *syncer, prog *progressor) error {
-	name := filepath.Join(dir, filepath.FromSlash(f.Path))
-	sf, err := fsys.OpenFile(name, os.O_RDONLY, 0)
-	if err != nil {
-		return err
-	}
-	sy.start(sf)
-	file, err := fsys.OpenFile(name, os.O_RDONLY, 0)
+	file, err := openHashed(fsys, dir, f, sy)
 	if err != nil {
 		return err
 	}
@@ -327,16 +336,12 @@ func hashStageBlocks(ctx context.Context, fsys FS, dir string, f *FileEntry, sy 
 // recorded SHA-256. Either way the range ending with the last block also
 // checks that the file ends where f.Size says.
 func hashBlocks(ctx context.Context, fsys FS, dir string, f *FileEntry, lo, hi int64, sy *syncer, buf []byte, prog *progressor) error {
-	name := filepath.Join(dir, filepath.FromSlash(f.Path))
 	stage := sy != nil
-	if stage && lo == 0 {
-		sf, err := fsys.OpenFile(name, os.O_RDONLY, 0)
-		if err != nil {
-			return err
-		}
-		sy.start(sf)
+	fsy := sy
+	if lo > 0 {
+		fsy = nil // the range starting the file fsyncs it
 	}
-	file, err := fsys.OpenFile(name, os.O_RDONLY, 0)
+	file, err := openHashed(fsys, dir, f, fsy)
 	if err != nil {
 		return err
 	}
@@ -428,16 +433,8 @@ func (s *seqReaderAt) ReadAt(p []byte, off int64) (int, error) {
 // staging (sy set) it records the SHA-256 and has sy fsync the file
 // meanwhile, through a descriptor of its own; at verification it compares.
 func hashWhole(ctx context.Context, fsys FS, dir string, f *FileEntry, sy *syncer, buf []byte, prog *progressor) error {
-	name := filepath.Join(dir, filepath.FromSlash(f.Path))
 	stage := sy != nil
-	if stage {
-		sf, err := fsys.OpenFile(name, os.O_RDONLY, 0)
-		if err != nil {
-			return err
-		}
-		sy.start(sf)
-	}
-	file, err := fsys.OpenFile(name, os.O_RDONLY, 0)
+	file, err := openHashed(fsys, dir, f, sy)
 	if err != nil {
 		return err
 	}

@@ -247,11 +247,14 @@ func openHashed(fsys FS, dir string, f *FileEntry, sy *syncer) (File, error) {
 	return fsys.OpenFile(name, os.O_RDONLY, 0)
 }
 
-// hashStageBlocks is hashWhole at staging for a large file: it reads the
-// file once, and hashes the same buffers twice at the same time, on two
-// goroutines: the whole file's SHA-256 here, each BlockSize block's in
-// another. Both describe the same bytes, so checking the block hashes at
-// verification proves the bytes are those whose SHA-256 is recorded.
+// hashStageBlocks stages a large file whose whole-file SHA-256 is wanted:
+// it reads the file once, and hashes the same buffers twice at the same
+// time, on two goroutines: the whole file's SHA-256 here, each BlockSize
+// block's in another. Both describe the same bytes, so checking the block
+// hashes at verification proves the bytes are those whose SHA-256 is
+// recorded (and that an evaluation's claim was checked against). Two
+// separate reads would not: a write between them would leave blocks that
+// verify and a whole-file hash of other bytes.
 func hashStageBlocks(ctx context.Context, fsys FS, dir string, f *FileEntry, sy *syncer, prog *progressor) error {
 	file, err := openHashed(fsys, dir, f, sy)
 	if err != nil {

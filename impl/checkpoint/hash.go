@@ -172,12 +172,11 @@ func hashFiles(ctx context.Context, fsys FS, dir string, files []FileEntry, sy *
 	stage := sy != nil
 	nw := hashWorkers()
 	var units []hashUnit
-	both := make(map[int]bool) // staging: whole-file and block hashes from one read
 	for i := range files {
 		f := &files[i]
 		switch {
 		case stage && useBlocks(f.Size) && whole != nil && whole[i]:
-			both[i] = true
+			// Whole-file and block hashes from one read: one unit.
 			units = append(units, hashUnit{file: i, bytes: f.Size})
 		case stage && useBlocks(f.Size):
 			f.BlockSize = BlockSize
@@ -206,7 +205,7 @@ func hashFiles(ctx context.Context, fsys FS, dir string, files []FileEntry, sy *
 				f := &files[u.file]
 				var err error
 				switch {
-				case both[u.file]:
+				case stage && u.hi == 0 && useBlocks(f.Size):
 					err = hashStageBlocks(ctx, fsys, dir, f, sy, prog)
 				case u.hi > 0:
 					err = hashBlocks(ctx, fsys, dir, f, u.lo, u.hi, sy, buf, prog)

@@ -11,12 +11,12 @@ the program exits, so the child never writes; the published model.json is
 the evaluated one.
 
 With --escape the child leaves the process group (setsid()), where the
-group kill cannot reach it: then its writes land in the staged or published
-file. Reload-and-verify catches them before publication; after publication
-`tracecheck recover` reports the checkpoint as failing verification and
-kills the child (found by its TRACECHECK_RUN_ID). No publisher can stop a
-process that escaped it from writing through a descriptor it already holds.
-Standard library only.
+group kill cannot reach it. The publisher still kills it when the program
+ends, before staging: it finds it by the TRACECHECK_RUN_ID in its
+environment, and `tracecheck run` (a child subreaper) also by ancestry, so
+a child that clears its environment dies too. Nothing of the program is
+alive when the checkpoint is verified, so what is published is what was
+verified. Standard library only.
 """
 import os
 import sys

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,20 +13,26 @@ import (
 	"github.com/tracecheck/tracecheck/impl/checkpoint"
 )
 
-const recoverSynopsis = `--publish-dir DIR [--journal FILE] [--json]
+const recoverSynopsis = `--publish-dir DIR [--journal FILE] [--staging-root S] [--json]
 
 Inspects the publisher's runs under DIR/.tracecheck and reports each dead
 run's real outcome, established from the checkpoint directory and never
 guessed from its journal: "published-and-verified" (DIR/NAME holds this
-run's checkpoint and it verifies against its manifest) or "not-published".
+run's checkpoint, it verifies against its manifest, and the run's journal
+recorded the verification of exactly that checkpoint),
+"published-but-fails-verification" (it does not) or "not-published".
 A nonterminal journal (a killed publisher) is treated as uncertain. It kills
-leftover processes of dead runs, removes their staging directories, and
-records what it did in the run directory's recovery.json. Runs whose
-publisher is alive are reported "active" and left alone. With --journal it
-recovers only that journal's run, which must be a run of DIR.
+leftover processes of dead runs, removes their staging directories (under
+DIR/.tracecheck/staging, and under --staging-root for runs that used one),
+and records what it did in the run directory's recovery.json. Every path it
+acts on comes from DIR and the run's ID, never from a file it reads. Runs
+whose publisher is alive are reported "active" and left alone. With
+--journal it recovers only that journal's run, which must be a run of DIR.
 
-Exit codes: 0 recovered; 1 a published checkpoint fails verification;
-2 usage; 3 input error (unreadable directory, foreign journal).`
+Exit codes: 0 every run examined, none failing; 1 a published checkpoint
+fails verification; 2 usage; 3 input error (unreadable directory, foreign
+journal) or a run that could not be examined (its run.json or journal
+unreadable, not a regular file, too large); the reason is printed.`
 
 func init() {
 	register("recover", command{
@@ -40,6 +45,7 @@ func runRecover(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("recover", recoverSynopsis, stderr)
 	publishDir := fs.String("publish-dir", "", "the publish directory (required)")
 	journal := fs.String("journal", "", "recover only the run of this journal")
+	stagingRoot := fs.String("staging-root", "", "a staging root the runs used (run --staging-root): remove their leftovers there too")
 	asJSON := fs.Bool("json", false, "print the reports as JSON")
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
@@ -54,12 +60,9 @@ func runRecover(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	reps, err := checkpoint.Recover(ctx, checkpoint.RecoverOptions{PublishDir: *publishDir, Journal: *journal})
+	reps, err := checkpoint.Recover(ctx, checkpoint.RecoverOptions{PublishDir: *publishDir, Journal: *journal, StagingRoot: *stagingRoot})
 	if err != nil {
 		fmt.Fprintf(stderr, "tracecheck recover: %v\n", err)
-		if errors.Is(err, checkpoint.ErrForeignJournal) || errors.Is(err, checkpoint.ErrConfig) {
-			return exitInput
-		}
 		return exitInput
 	}
 	code := exitOK
@@ -72,8 +75,11 @@ func runRecover(args []string, stdout, stderr io.Writer) int {
 		_ = enc.Encode(reps)
 	}
 	for _, r := range reps {
-		if r.Outcome == checkpoint.OutcomeUnverified {
+		switch {
+		case r.Outcome == checkpoint.OutcomeUnverified:
 			code = exitViolation
+		case r.Error != "" && code == exitOK:
+			code = exitInput
 		}
 		if *asJSON {
 			continue
@@ -101,6 +107,9 @@ func runRecover(args []string, stdout, stderr io.Writer) int {
 		}
 		if r.Error != "" {
 			fmt.Fprintf(stdout, "  error: %s\n", strings.TrimSpace(r.Error))
+			if r.Outcome != checkpoint.OutcomeUnverified {
+				fmt.Fprintf(stderr, "tracecheck recover: run %s could not be examined: %s\n", r.Run, strings.TrimSpace(r.Error))
+			}
 		}
 	}
 	if !*asJSON && len(reps) == 0 {

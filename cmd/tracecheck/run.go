@@ -41,14 +41,22 @@ SHA-256 of each 16 MiB block instead (hashed on every core), and its
 whole-file SHA-256 too with --whole-sha256. A run that fails or
 is interrupted publishes nothing and removes its staging directory.
 SIGINT/SIGTERM interrupt the run: the program's group gets SIGTERM, then
-SIGKILL after --grace. The rename is the completion boundary: a journal
+SIGKILL after --grace. When the program (or the verify command) ends,
+every process it left behind is killed, including those that left its
+process group, before anything is verified; the verify command runs before
+the final byte-for-byte verification. The program's output is kept in the
+run directory (the first and last 1 MiB of each stream). Nothing under DIR
+is reached through a symlink, and what the program did to the publisher's
+own files (journal, run.json, lock) fails the run. The rename is the
+completion boundary: a journal
 receipt that cannot be written after it leaves the run published (exit 0,
 with a warning); "tracecheck recover" then reports it from the directory.
 docs/publisher.md has the details.
 
 Exit codes: 0 published; 2 usage; 3 refused before starting (bad name,
 existing checkpoint, missing program, foreign journal, staging on another
-filesystem, unwritable directory); 4 failed; 5 interrupted.`
+filesystem or overlapping DIR, unusable directory: full, read-only, I/O
+error); 4 failed; 5 interrupted.`
 
 func init() {
 	register("run", command{
@@ -93,6 +101,9 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		PublishDir: *publishDir, Name: *name, Command: prog, Journal: *journal,
 		Grace: *grace, StagingRoot: *stagingRoot, VerifyCommand: strings.Fields(*verifyCmd),
 		WholeFileSHA256: *wholeSHA,
+		// This process runs nothing but the program and the verify
+		// command: it adopts their orphans and kills every one of them.
+		Runner: checkpoint.ExecRunner{Subreaper: true},
 	}
 	var pl *progressLine
 	if !*quiet {
@@ -111,8 +122,11 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		return exitInput
 	}
 	for _, rep := range res.Recovered {
-		if len(rep.Removed) > 0 || len(rep.Killed) > 0 || rep.Error != "" {
+		if len(rep.Removed) > 0 || len(rep.Killed) > 0 {
 			fmt.Fprintf(stderr, "tracecheck run: recovered earlier run %s (%s): %s\n", rep.Run, rep.Name, rep.Outcome)
+		}
+		if rep.Error != "" {
+			fmt.Fprintf(stderr, "tracecheck run: warning: earlier run %s could not be examined: %s (see tracecheck recover)\n", rep.Run, rep.Error)
 		}
 	}
 	printSummary(stdout, res)

@@ -172,7 +172,7 @@ func TestRecoverCommandUsage(t *testing.T) {
 		code   int
 		output string
 	}{
-		{[]string{"recover", "-h"}, exitOK, "Exit codes: 0 recovered"},
+		{[]string{"recover", "-h"}, exitOK, "Exit codes: 0 every run examined"},
 		{[]string{"recover"}, exitUsage, "--publish-dir is required"},
 		{[]string{"recover", "--publish-dir", dir, "extra"}, exitUsage, "unexpected arguments"},
 		{[]string{"recover", "--publish-dir", filepath.Join(dir, "none")}, exitInput, "no such file"},

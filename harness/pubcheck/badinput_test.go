@@ -78,12 +78,27 @@ func TestBadInput(t *testing.T) {
 			c := base()
 			c.FS = pubcheck.NewFS(pubcheck.Rule{Op: pubcheck.OpMkdir, Path: checkpoint.MetaDir, Err: syscall.EROFS})
 			return c
-		}, checkpoint.ErrConfig, syscall.EROFS},
+		}, checkpoint.ErrStorage, syscall.EROFS},
 		{"full disk at start", func() checkpoint.Config {
 			c := base()
 			c.FS = pubcheck.NewFS(pubcheck.Rule{Op: pubcheck.OpWrite, Path: "run.json", Err: syscall.ENOSPC})
 			return c
-		}, checkpoint.ErrConfig, syscall.ENOSPC},
+		}, checkpoint.ErrStorage, syscall.ENOSPC},
+		{"I/O error creating the publish directory", func() checkpoint.Config {
+			c := base()
+			c.PublishDir = filepath.Join(root, "new-pub")
+			c.FS = pubcheck.NewFS(pubcheck.Rule{Op: pubcheck.OpMkdir, Path: "new-pub", Err: syscall.EIO})
+			return c
+		}, checkpoint.ErrStorage, syscall.EIO},
+		{"staging root inside the publish directory", func() checkpoint.Config {
+			c := base()
+			c.StagingRoot = filepath.Join(pub, "staging")
+			return c
+		}, checkpoint.ErrConfig, nil},
+		{"staging root is the publish directory", func() checkpoint.Config { c := base(); c.StagingRoot = pub; return c }, checkpoint.ErrConfig, nil},
+		{"publish directory inside the staging root", func() checkpoint.Config { c := base(); c.StagingRoot = root; return c }, checkpoint.ErrConfig, nil},
+		{"name with a bidi override", func() checkpoint.Config { c := base(); c.Name = "model\u202egnp.exe"; return c }, checkpoint.ErrBadName, nil},
+		{"name not valid UTF-8", func() checkpoint.Config { c := base(); c.Name = "model\xff"; return c }, checkpoint.ErrBadName, nil},
 		{"full disk at the first receipt", func() checkpoint.Config {
 			c := base()
 			c.FS = pubcheck.NewFS(pubcheck.Rule{Op: pubcheck.OpWrite, Path: "journal.ndjson", Err: syscall.ENOSPC})
@@ -165,10 +180,19 @@ func crossDeviceDir(t *testing.T, pub string) string {
 		t.Skipf("SKIP: no second filesystem (/dev/shm): %v", err)
 	}
 	t.Cleanup(func() { os.RemoveAll(d) })
-	a, _ := checkpoint.OSFS{}.Device(d)
-	b, _ := checkpoint.OSFS{}.Device(pub)
-	if a == b {
+	if device(t, d) == device(t, pub) {
 		t.Skip("SKIP: /dev/shm is on the publish directory's filesystem")
 	}
 	return d
+}
+
+// device returns the ID of the filesystem holding dir.
+func device(t *testing.T, dir string) uint64 {
+	t.Helper()
+	r, err := checkpoint.OSFS{}.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	return r.Device()
 }

@@ -3,6 +3,7 @@ package pubcheck
 import (
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -26,7 +27,6 @@ const (
 	OpRename    Op = "rename"
 	OpRenameNR  Op = "rename-noreplace"
 	OpRemoveAll Op = "removeall"
-	OpDevice    Op = "device"
 )
 
 // Rule fails the Nth call (1-based; 0 means every call) of Op on a path
@@ -103,81 +103,111 @@ func (f *FS) MkdirAll(path string, perm fs.FileMode) error {
 	return f.Base.MkdirAll(path, perm)
 }
 
-// OpenFile implements checkpoint.FS.
-func (f *FS) OpenFile(name string, flag int, perm fs.FileMode) (checkpoint.File, error) {
+// OpenRoot implements checkpoint.FS: the root's operations are checked
+// against the rules by the path they act on (the root's path joined with
+// the name).
+func (f *FS) OpenRoot(dir string) (checkpoint.Root, error) {
+	r, err := f.Base.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &root{Root: r, fs: f}, nil
+}
+
+// root is a checkpoint.Root whose operations the rules of fs may fail.
+type root struct {
+	checkpoint.Root
+	fs *FS
+}
+
+func (r *root) full(name string) string { return filepath.Join(r.Path(), filepath.FromSlash(name)) }
+
+// OpenFile implements checkpoint.Root.
+func (r *root) OpenFile(name string, flag int, perm fs.FileMode) (checkpoint.File, error) {
 	op := OpOpen
 	if flag&(os.O_WRONLY|os.O_RDWR|os.O_CREATE) != 0 {
 		op = OpCreate
 	}
-	if err := f.check(op, name); err != nil {
+	if err := r.fs.check(op, r.full(name)); err != nil {
 		return nil, err
 	}
-	file, err := f.Base.OpenFile(name, flag, perm)
+	file, err := r.Root.OpenFile(name, flag, perm)
 	if err != nil {
 		return nil, err
 	}
-	return &faultFile{File: file, fs: f}, nil
+	return &faultFile{File: file, fs: r.fs}, nil
 }
 
-// Lstat implements checkpoint.FS.
-func (f *FS) Lstat(name string) (fs.FileInfo, error) {
-	if err := f.check(OpLstat, name); err != nil {
+// Lstat implements checkpoint.Root.
+func (r *root) Lstat(name string) (fs.FileInfo, error) {
+	if err := r.fs.check(OpLstat, r.full(name)); err != nil {
 		return nil, err
 	}
-	return f.Base.Lstat(name)
+	return r.Root.Lstat(name)
 }
 
-// ReadDir implements checkpoint.FS.
-func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
-	if err := f.check(OpReadDir, name); err != nil {
+// ReadDir implements checkpoint.Root.
+func (r *root) ReadDir(name string, max int) ([]fs.DirEntry, error) {
+	if err := r.fs.check(OpReadDir, r.full(name)); err != nil {
 		return nil, err
 	}
-	return f.Base.ReadDir(name)
+	return r.Root.ReadDir(name, max)
 }
 
-// Rename implements checkpoint.FS.
-func (f *FS) Rename(oldpath, newpath string) error {
-	if err := f.check(OpRename, newpath); err != nil {
+// MkdirAll implements checkpoint.Root.
+func (r *root) MkdirAll(name string, perm fs.FileMode) error {
+	if err := r.fs.check(OpMkdir, r.full(name)); err != nil {
 		return err
 	}
-	return f.Base.Rename(oldpath, newpath)
+	return r.Root.MkdirAll(name, perm)
 }
 
-// RenameNoReplace implements checkpoint.FS.
-func (f *FS) RenameNoReplace(oldpath, newpath string) error {
-	if err := f.check(OpRenameNR, newpath); err != nil {
+// Rename implements checkpoint.Root.
+func (r *root) Rename(oldname, newname string) error {
+	if err := r.fs.check(OpRename, r.full(newname)); err != nil {
 		return err
 	}
-	return f.Base.RenameNoReplace(oldpath, newpath)
+	return r.Root.Rename(oldname, newname)
 }
 
-// RemoveAll implements checkpoint.FS.
-func (f *FS) RemoveAll(path string) error {
-	if err := f.check(OpRemoveAll, path); err != nil {
+// RenameNoReplace implements checkpoint.Root.
+func (r *root) RenameNoReplace(oldname string, to checkpoint.Root, newname string) error {
+	if t, ok := to.(*root); ok {
+		if err := r.fs.check(OpRenameNR, t.full(newname)); err != nil {
+			return err
+		}
+		to = t.Root
+	}
+	return r.Root.RenameNoReplace(oldname, to, newname)
+}
+
+// RemoveAll implements checkpoint.Root.
+func (r *root) RemoveAll(name string) error {
+	if err := r.fs.check(OpRemoveAll, r.full(name)); err != nil {
 		return err
 	}
-	return f.Base.RemoveAll(path)
+	return r.Root.RemoveAll(name)
 }
 
-// SyncDir implements checkpoint.FS.
-func (f *FS) SyncDir(path string) error {
-	if err := f.check(OpSyncDir, path); err != nil {
+// SyncDir implements checkpoint.Root.
+func (r *root) SyncDir(name string) error {
+	if err := r.fs.check(OpSyncDir, r.full(name)); err != nil {
 		return err
 	}
-	return f.Base.SyncDir(path)
-}
-
-// Device implements checkpoint.FS.
-func (f *FS) Device(path string) (uint64, error) {
-	if err := f.check(OpDevice, path); err != nil {
-		return 0, err
-	}
-	return f.Base.Device(path)
+	return r.Root.SyncDir(name)
 }
 
 type faultFile struct {
 	checkpoint.File
 	fs *FS
+}
+
+// Fd returns the file's descriptor (the publisher locks files by it).
+func (ff *faultFile) Fd() uintptr {
+	if f, ok := ff.File.(interface{ Fd() uintptr }); ok {
+		return f.Fd()
+	}
+	return ^uintptr(0)
 }
 
 func (ff *faultFile) Read(p []byte) (int, error) {

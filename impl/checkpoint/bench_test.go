@@ -95,6 +95,21 @@ func benchPublishVsCopy(b *testing.B, opt checkpoint.StageOptions) {
 	dir := b.TempDir()
 	fsys := checkpoint.OSFS{}
 	ctx := context.Background()
+	for _, d := range []string{"staging", "pub"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
+	stRoot, err := fsys.OpenRoot(filepath.Join(dir, "staging"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer stRoot.Close()
+	pubRoot, err := fsys.OpenRoot(filepath.Join(dir, "pub"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pubRoot.Close()
 	var tPub, tCopy, tDurable, tCopyOnly time.Duration
 	buf := make([]byte, 4<<20)
 	b.SetBytes(n)
@@ -113,12 +128,10 @@ func benchPublishVsCopy(b *testing.B, opt checkpoint.StageOptions) {
 		if _, err := checkpoint.StageAndVerify(ctx, fsys, staging, opt); err != nil {
 			b.Fatal(err)
 		}
-		target := filepath.Join(dir, "pub", "ckpt"+strconv.Itoa(i))
-		_ = os.MkdirAll(filepath.Dir(target), 0o755)
-		if err := fsys.RenameNoReplace(staging, target); err != nil {
+		if err := stRoot.RenameNoReplace(strconv.Itoa(i), pubRoot, "ckpt"+strconv.Itoa(i)); err != nil {
 			b.Fatal(err)
 		}
-		if err := fsys.SyncDir(filepath.Dir(target)); err != nil {
+		if err := pubRoot.SyncDir("."); err != nil {
 			b.Fatal(err)
 		}
 		tPub += time.Since(start)
@@ -132,6 +145,7 @@ func benchPublishVsCopy(b *testing.B, opt checkpoint.StageOptions) {
 		tDurable += time.Since(start)
 
 		b.StopTimer()
+		target := filepath.Join(dir, "pub", "ckpt"+strconv.Itoa(i))
 		for _, p := range []string{target, src, src2, filepath.Join(dir, "copy"+strconv.Itoa(i)), filepath.Join(dir, "copyd"+strconv.Itoa(i))} {
 			_ = os.RemoveAll(p)
 		}

@@ -273,11 +273,26 @@ type tamperFS struct {
 // plainFile is a File without ReadAt.
 type plainFile struct{ checkpoint.File }
 
-func (s *tamperFS) OpenFile(name string, flag int, perm os.FileMode) (checkpoint.File, error) {
-	if s.onOpen != nil && filepath.Base(name) == "big.bin" {
-		s.once.Do(func() { s.onOpen(name) })
+func (s *tamperFS) OpenRoot(dir string) (checkpoint.Root, error) {
+	r, err := s.OSFS.OpenRoot(dir)
+	if err != nil {
+		return nil, err
 	}
-	f, err := s.OSFS.OpenFile(name, flag, perm)
+	return &tamperRoot{Root: r, fs: s}, nil
+}
+
+type tamperRoot struct {
+	checkpoint.Root
+	fs *tamperFS
+}
+
+func (r *tamperRoot) OpenFile(name string, flag int, perm os.FileMode) (checkpoint.File, error) {
+	s := r.fs
+	full := filepath.Join(r.Path(), filepath.FromSlash(name))
+	if s.onOpen != nil && filepath.Base(name) == "big.bin" {
+		s.once.Do(func() { s.onOpen(full) })
+	}
+	f, err := r.Root.OpenFile(name, flag, perm)
 	if err != nil || !s.noAt {
 		return f, err
 	}

@@ -1,6 +1,7 @@
 package checkpoint_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -160,11 +162,30 @@ func TestStageRefuses(t *testing.T) {
 	}
 }
 
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 func TestExecRunner(t *testing.T) {
-	dir := t.TempDir()
+	var out, errOut *syncBuffer
 	proc := func(script string) checkpoint.Process {
+		out, errOut = &syncBuffer{}, &syncBuffer{}
 		return checkpoint.Process{Argv: []string{"sh", "-c", script}, Env: os.Environ(),
-			Stdout: filepath.Join(dir, "out"), Stderr: filepath.Join(dir, "err"), Grace: 200 * time.Millisecond}
+			Stdout: out, Stderr: errOut, Grace: 200 * time.Millisecond}
 	}
 	r := checkpoint.ExecRunner{}
 	ctx := context.Background()
@@ -173,10 +194,10 @@ func TestExecRunner(t *testing.T) {
 	if err != nil || ex.Code != 3 || ex.Interrupted {
 		t.Fatalf("exit 3: %+v %v", ex, err)
 	}
-	if b, _ := os.ReadFile(filepath.Join(dir, "out")); string(b) != "hello\n" {
+	if b := out.String(); b != "hello\n" {
 		t.Errorf("stdout captured %q", b)
 	}
-	if b, _ := os.ReadFile(filepath.Join(dir, "err")); string(b) != "oops\n" {
+	if b := errOut.String(); b != "oops\n" {
 		t.Errorf("stderr captured %q", b)
 	}
 
@@ -189,12 +210,13 @@ func TestExecRunner(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	var pid int
 	start := time.Now()
-	ex, err = r.Run(cctx, proc(`trap "" TERM; echo ready; sleep 30 & wait; sleep 30`), func(p int) error {
+	interrupted := proc(`trap "" TERM; echo ready; sleep 30 & wait; sleep 30`)
+	ex, err = r.Run(cctx, interrupted, func(p int) error {
 		pid = p
 		go func() { // interrupt once the trap is set (sh may start slowly)
 			defer cancel()
 			for i := 0; i < 1000; i++ {
-				if b, _ := os.ReadFile(filepath.Join(dir, "out")); strings.Contains(string(b), "ready") {
+				if strings.Contains(out.String(), "ready") {
 					return
 				}
 				time.Sleep(10 * time.Millisecond)
@@ -227,7 +249,7 @@ func TestExecRunner(t *testing.T) {
 	if _, err := r.Run(ctx, proc(`sleep 30`), func(int) error { return boom }); !errors.Is(err, boom) {
 		t.Fatalf("started error: %v", err)
 	}
-	if _, err := r.Run(ctx, checkpoint.Process{Argv: []string{"/no/such/program"}, Stdout: filepath.Join(dir, "o"), Stderr: filepath.Join(dir, "e")}, nil); !errors.Is(err, checkpoint.ErrStart) {
+	if _, err := r.Run(ctx, checkpoint.Process{Argv: []string{"/no/such/program"}}, nil); !errors.Is(err, checkpoint.ErrStart) {
 		t.Fatalf("missing program: %v", err)
 	}
 }
@@ -315,12 +337,22 @@ func TestLargeFiles(t *testing.T) {
 // syncFailFS fails every file fsync with EIO.
 type syncFailFS struct{ checkpoint.OSFS }
 
+type syncFailRoot struct{ checkpoint.Root }
+
 type syncFailFile struct{ checkpoint.File }
 
 func (syncFailFile) Sync() error { return syscall.EIO }
 
-func (s syncFailFS) OpenFile(name string, flag int, perm os.FileMode) (checkpoint.File, error) {
-	f, err := s.OSFS.OpenFile(name, flag, perm)
+func (s syncFailFS) OpenRoot(dir string) (checkpoint.Root, error) {
+	r, err := s.OSFS.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	return syncFailRoot{r}, nil
+}
+
+func (s syncFailRoot) OpenFile(name string, flag int, perm os.FileMode) (checkpoint.File, error) {
+	f, err := s.Root.OpenFile(name, flag, perm)
 	if err != nil {
 		return nil, err
 	}

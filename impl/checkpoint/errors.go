@@ -21,6 +21,27 @@ var (
 	// ErrForeignJournal reports a journal that belongs to another run or
 	// another publish directory.
 	ErrForeignJournal = errors.New("journal belongs to another run")
+	// ErrStorage reports a publish directory (or staging root, or journal
+	// directory) that cannot be written: a full or read-only disk, an I/O
+	// error. It wraps the system's error (syscall.ENOSPC, EROFS, EIO...).
+	ErrStorage = errors.New("publish directory unusable")
+)
+
+// Errors about what a path turned out to be. They are wrapped by the
+// errors above (a symlinked staging directory fails a run with
+// [ErrUnsafeFile] wrapping [ErrUnsafePath]).
+var (
+	// ErrUnsafePath reports a name that would leave its directory, pass
+	// through a symlink or cross a mount point: the publisher follows no
+	// symlink under the publish directory and the staging root.
+	ErrUnsafePath = errors.New("unsafe path")
+	// ErrNotRegular reports a FIFO, device, socket or directory where a
+	// regular file was expected. It is detected after a non-blocking open,
+	// without reading.
+	ErrNotRegular = errors.New("not a regular file")
+	// ErrTooLarge reports an input over one of the documented limits
+	// (evaluation result, manifest, journal, number of files, nesting).
+	ErrTooLarge = errors.New("over the limit")
 )
 
 // Errors that end a run: Result.Err wraps one of them.
@@ -52,6 +73,13 @@ var (
 	// ErrJournal reports a receipt that could not be written. Before
 	// publication it stops the run; after publication it is only reported.
 	ErrJournal = errors.New("journal receipt not written")
+	// ErrTampered reports that the program or the verify command modified
+	// the publisher's own files (the journal, run.json, the run's lock).
+	// The publisher restores the journal and fails the run.
+	ErrTampered = errors.New("publisher's files were modified")
+	// ErrEscaped reports processes of the program that could not all be
+	// killed after it ended (they kept forking).
+	ErrEscaped = errors.New("program's processes survive it")
 )
 
 // ErrRunActive reports, in recovery, a run whose publisher still holds its

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
+	"path"
 	"runtime"
 	"sort"
 	"sync"
@@ -159,7 +159,7 @@ func blockUnits(i int, f FileEntry, nb int64, nw int) []hashUnit {
 // file and checks it against the entry (against its block hashes if it has
 // some, one range of blocks per worker), failing with an error wrapping
 // errMismatch.
-func hashFiles(ctx context.Context, fsys FS, dir string, files []FileEntry, sy *syncer, whole []bool, prog *progressor) error {
+func hashFiles(ctx context.Context, root Root, dir string, files []FileEntry, sy *syncer, whole []bool, prog *progressor) error {
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -206,11 +206,11 @@ func hashFiles(ctx context.Context, fsys FS, dir string, files []FileEntry, sy *
 				var err error
 				switch {
 				case stage && u.hi == 0 && useBlocks(f.Size):
-					err = hashStageBlocks(ctx, fsys, dir, f, sy, prog)
+					err = hashStageBlocks(ctx, root, dir, f, sy, prog)
 				case u.hi > 0:
-					err = hashBlocks(ctx, fsys, dir, f, u.lo, u.hi, sy, buf, prog)
+					err = hashBlocks(ctx, root, dir, f, u.lo, u.hi, sy, buf, prog)
 				default:
-					err = hashWhole(ctx, fsys, dir, f, sy, buf, prog)
+					err = hashWhole(ctx, root, dir, f, sy, buf, prog)
 				}
 				if err != nil {
 					mu.Lock()
@@ -234,16 +234,16 @@ func hashFiles(ctx context.Context, fsys FS, dir string, files []FileEntry, sy *
 // openHashed opens f under dir for reading through a fresh descriptor and,
 // if sy is set, has sy fsync it meanwhile through another descriptor of
 // its own.
-func openHashed(fsys FS, dir string, f *FileEntry, sy *syncer) (File, error) {
-	name := filepath.Join(dir, filepath.FromSlash(f.Path))
+func openHashed(root Root, dir string, f *FileEntry, sy *syncer) (File, error) {
+	name := path.Join(dir, f.Path)
 	if sy != nil {
-		sf, err := fsys.OpenFile(name, os.O_RDONLY, 0)
+		sf, err := root.OpenFile(name, os.O_RDONLY, 0)
 		if err != nil {
 			return nil, err
 		}
 		sy.start(sf)
 	}
-	return fsys.OpenFile(name, os.O_RDONLY, 0)
+	return root.OpenFile(name, os.O_RDONLY, 0)
 }
 
 // hashStageBlocks stages a large file whose whole-file SHA-256 is wanted:
@@ -254,8 +254,8 @@ func openHashed(fsys FS, dir string, f *FileEntry, sy *syncer) (File, error) {
 // recorded (and that an evaluation's claim was checked against). Two
 // separate reads would not: a write between them would leave blocks that
 // verify and a whole-file hash of other bytes.
-func hashStageBlocks(ctx context.Context, fsys FS, dir string, f *FileEntry, sy *syncer, prog *progressor) error {
-	file, err := openHashed(fsys, dir, f, sy)
+func hashStageBlocks(ctx context.Context, root Root, dir string, f *FileEntry, sy *syncer, prog *progressor) error {
+	file, err := openHashed(root, dir, f, sy)
 	if err != nil {
 		return err
 	}
@@ -337,13 +337,13 @@ func hashStageBlocks(ctx context.Context, fsys FS, dir string, f *FileEntry, sy 
 // sy fsync it meanwhile; at verification it compares each with its
 // recorded SHA-256. Either way the range ending with the last block also
 // checks that the file ends where f.Size says.
-func hashBlocks(ctx context.Context, fsys FS, dir string, f *FileEntry, lo, hi int64, sy *syncer, buf []byte, prog *progressor) error {
+func hashBlocks(ctx context.Context, root Root, dir string, f *FileEntry, lo, hi int64, sy *syncer, buf []byte, prog *progressor) error {
 	stage := sy != nil
 	fsy := sy
 	if lo > 0 {
 		fsy = nil // the range starting the file fsyncs it
 	}
-	file, err := openHashed(fsys, dir, f, fsy)
+	file, err := openHashed(root, dir, f, fsy)
 	if err != nil {
 		return err
 	}
@@ -434,9 +434,9 @@ func (s *seqReaderAt) ReadAt(p []byte, off int64) (int, error) {
 // hashWhole reads a file sequentially through a fresh descriptor. At
 // staging (sy set) it records the SHA-256 and has sy fsync the file
 // meanwhile, through a descriptor of its own; at verification it compares.
-func hashWhole(ctx context.Context, fsys FS, dir string, f *FileEntry, sy *syncer, buf []byte, prog *progressor) error {
+func hashWhole(ctx context.Context, root Root, dir string, f *FileEntry, sy *syncer, buf []byte, prog *progressor) error {
 	stage := sy != nil
-	file, err := openHashed(fsys, dir, f, sy)
+	file, err := openHashed(root, dir, f, sy)
 	if err != nil {
 		return err
 	}

@@ -2,11 +2,13 @@ package checkpoint
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"strings"
 
 	"github.com/tracecheck/tracecheck/trace"
@@ -74,10 +76,25 @@ const (
 	VarPublished = "published"
 )
 
+// Limits on reading a journal back.
+const (
+	// MaxJournalBytes is the largest journal read back.
+	MaxJournalBytes = 16 << 20
+	// MaxJournalLine is the longest receipt line read back.
+	MaxJournalLine = trace.DefaultMaxLine
+	// MaxReceipts is the most receipts a journal of one run may hold (a
+	// run writes at most five).
+	MaxReceipts = 64
+)
+
 // journal writes receipts. After a failed write it writes nothing more, so
-// the journal on disk is always a prefix of the run's transitions.
+// the journal on disk is always a prefix of the run's transitions. It keeps
+// what it wrote, to check that nobody else changed the file (check) and to
+// put it back if somebody did (restore).
 type journal struct {
-	f     File
+	root  Root   // the journal's directory
+	name  string // its name in root
+	out   *journalFile
 	w     *trace.Writer
 	run   string
 	seq   uint64
@@ -85,14 +102,39 @@ type journal struct {
 	err   error
 }
 
-func openJournal(fsys FS, path, run string, clock Clock) (*journal, error) {
-	f, err := fsys.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+// journalFile is the journal's open file and a copy of every byte written
+// to it.
+type journalFile struct {
+	f       File
+	written []byte
+}
+
+func (j *journalFile) Write(p []byte) (int, error) {
+	n, err := j.f.Write(p)
+	j.written = append(j.written, p[:n]...)
+	return n, err
+}
+
+func (j *journalFile) Sync() error { return j.f.Sync() }
+
+// openJournal opens the journal name in root, which must be absent or
+// empty, for appending.
+func openJournal(root Root, name, run string, clock Clock) (*journal, error) {
+	f, err := root.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("%w: open journal: %w", ErrJournal, err)
 	}
-	w := trace.NewWriter(f)
+	if fi, err := f.Stat(); err != nil || fi.Size() != 0 {
+		f.Close()
+		if err == nil {
+			return nil, fmt.Errorf("%w: %s is not empty; a journal records one run", ErrForeignJournal, f.Name())
+		}
+		return nil, fmt.Errorf("%w: open journal: %w", ErrJournal, err)
+	}
+	out := &journalFile{f: f}
+	w := trace.NewWriter(out)
 	w.SyncEach = true // every receipt is fsynced before the run goes on
-	return &journal{f: f, w: w, run: run, clock: clock}, nil
+	return &journal{root: root, name: name, out: out, w: w, run: run, clock: clock}, nil
 }
 
 // emit writes one receipt and fsyncs it.
@@ -114,7 +156,81 @@ func (j *journal) emit(action string, phase Phase, verified, published bool, det
 	return nil
 }
 
-func (j *journal) close() error { return j.f.Close() }
+// check reports whether the file at the journal's name is still the file
+// the journal writes, holding exactly what it wrote: nil if so, an error
+// wrapping [ErrTampered] saying what changed if not.
+func (j *journal) check() error {
+	return checkOwned(j.root, j.name, j.out.f, j.out.written)
+}
+
+// checkOwned checks that name in root is the open file f and holds exactly
+// want.
+func checkOwned(root Root, name string, f File, want []byte) error {
+	fi, err := root.Lstat(name)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrTampered, name, err)
+	}
+	ours, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrTampered, name, err)
+	}
+	a, _ := idOf(fi)
+	b, _ := idOf(ours)
+	switch {
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("%w: %s was replaced by a %s", ErrTampered, name, fileKind(fi.Mode()))
+	case a.dev != b.dev || a.ino != b.ino:
+		return fmt.Errorf("%w: %s was replaced by another file", ErrTampered, name)
+	case fi.Size() != int64(len(want)):
+		return fmt.Errorf("%w: %s is %d bytes, the publisher wrote %d", ErrTampered, name, fi.Size(), len(want))
+	}
+	g, err := root.OpenFile(name, os.O_RDONLY, 0)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrTampered, name, err)
+	}
+	defer g.Close()
+	got, err := readBounded(g, int64(len(want)), name)
+	if err != nil || !bytes.Equal(got, want) {
+		return fmt.Errorf("%w: %s does not hold what the publisher wrote", ErrTampered, name)
+	}
+	return nil
+}
+
+// restore replaces whatever is at the journal's name by a new file holding
+// what the journal wrote, and goes on writing there.
+func (j *journal) restore() error {
+	f, err := replaceOwned(j.root, j.name, j.out.written)
+	if err != nil {
+		return err
+	}
+	j.out.f.Close()
+	j.out.f = f
+	return nil
+}
+
+// replaceOwned removes name in root (whatever it is: a symlink or a FIFO
+// is removed as itself) and creates it anew holding b, fsynced, with its
+// directory; it returns the new file, open for appending.
+func replaceOwned(root Root, name string, b []byte) (File, error) {
+	if err := root.RemoveAll(name); err != nil {
+		return nil, fmt.Errorf("restore %s: %w", name, err)
+	}
+	f, err := root.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("restore %s: %w", name, err)
+	}
+	if _, err := f.Write(b); err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("restore %s: %w", name, err)
+	}
+	_ = root.SyncDir(path.Dir(name))
+	return f, nil
+}
+
+func (j *journal) close() error { return j.out.f.Close() }
 
 // JournalEntry is one receipt read back from a journal.
 type JournalEntry = trace.Event
@@ -135,21 +251,50 @@ type JournalSummary struct {
 	PublishDir, Name string
 }
 
+// Receipt returns the detail of the last receipt of action, and whether
+// there is one.
+func (s *JournalSummary) Receipt(action string) (map[string]any, bool) {
+	for i := len(s.Events) - 1; i >= 0; i-- {
+		if s.Events[i].Action == action {
+			return s.Events[i].Detail, true
+		}
+	}
+	return nil, false
+}
+
 // ReadJournal reads a journal of one run, tolerating a truncated last line.
-// It fails with [ErrForeignJournal] if receipts of several runs are mixed.
+// It reads at most [MaxJournalBytes], lines of at most [MaxJournalLine]
+// and [MaxReceipts] receipts (past them it fails with [ErrTooLarge]), each
+// decoded strictly as docs/trace-format.md says (a repeated field is an
+// error). It fails with [ErrForeignJournal] if receipts of several runs
+// are mixed.
 func ReadJournal(r io.Reader) (*JournalSummary, error) {
-	br := bufio.NewReader(r)
+	lr := &io.LimitedReader{R: r, N: MaxJournalBytes + 1}
+	br := bufio.NewReaderSize(lr, 64<<10)
 	s := &JournalSummary{}
 	for line := 1; ; line++ {
-		b, err := br.ReadBytes('\n')
+		b, err := readLine(br, MaxJournalLine)
+		if lr.N <= 0 {
+			return nil, fmt.Errorf("%w: the journal is larger than %s", ErrTooLarge, sizeText(MaxJournalBytes))
+		}
+		if errors.Is(err, ErrTooLarge) {
+			return nil, fmt.Errorf("journal line %d: %w", line, err)
+		}
 		if len(b) > 0 && b[len(b)-1] != '\n' {
 			s.Truncated = true
 			break
 		}
 		if len(b) > 0 {
-			var e trace.Event
-			if jerr := json.Unmarshal(b, &e); jerr != nil {
-				return nil, fmt.Errorf("journal line %d: %w", line, jerr)
+			if len(s.Events) == MaxReceipts {
+				return nil, fmt.Errorf("%w: more than %d receipts: not the journal of one run", ErrTooLarge, MaxReceipts)
+			}
+			raw, perr := trace.ParseEvent(bytes.TrimRight(b, "\r\n"), trace.Pos{File: "journal", Line: line})
+			if perr != nil {
+				return nil, perr
+			}
+			e, perr := raw.Event()
+			if perr != nil {
+				return nil, perr
 			}
 			if s.Run == "" {
 				s.Run = e.Instance
@@ -177,10 +322,27 @@ func ReadJournal(r io.Reader) (*JournalSummary, error) {
 	return s, nil
 }
 
-// journalOwner returns the run of an existing non-empty journal at path,
-// or "" if the file is absent or empty.
-func journalOwner(fsys FS, path string) (string, error) {
-	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
+// readLine reads one line, with its newline, of at most max bytes.
+func readLine(br *bufio.Reader, max int) ([]byte, error) {
+	var out []byte
+	for {
+		b, err := br.ReadSlice('\n')
+		out = append(out, b...)
+		if len(out) > max+1 {
+			return nil, fmt.Errorf("%w: a line longer than %s", ErrTooLarge, sizeText(int64(max)))
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return out, err
+	}
+}
+
+// journalOwner returns the run of an existing non-empty journal name in
+// root, or "" if the file is absent or empty. A journal that is not a
+// regular file (a symlink, a FIFO) is refused.
+func journalOwner(root Root, name string) (string, error) {
+	f, err := root.OpenFile(name, os.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}

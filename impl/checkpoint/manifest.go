@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -94,27 +93,53 @@ type Progress struct {
 	Elapsed time.Duration
 }
 
+// Limits on a checkpoint, checked while staging and verifying.
+const (
+	// MaxFiles is the most files (and directories) a checkpoint may hold.
+	MaxFiles = 100_000
+	// MaxDepth is the deepest a checkpoint's directories may nest.
+	MaxDepth = 128
+	// MaxManifestBytes is the largest manifest read back.
+	MaxManifestBytes = 64 << 20
+)
+
 type walked struct {
 	files []FileEntry // Path and Size filled
-	dirs  []string    // absolute, deepest last
+	dirs  []string    // root-relative, deepest last
 }
 
-// walk lists dir's files, refusing symlinks and special files. skipManifest
-// leaves the root manifest out; otherwise it is refused as reserved.
-func walk(fsys FS, dir string, skipManifest bool) (walked, error) {
+// walk lists the files of the checkpoint at dir (a name in root), refusing
+// anything but regular files and directories: symlinks, special files,
+// files with several hard links (which could share their bytes with a file
+// outside the checkpoint), mount points, names that are not valid UTF-8 or
+// hold control or format characters, more than MaxFiles entries, nesting
+// deeper than MaxDepth. skipManifest leaves the root manifest out;
+// otherwise it is refused as reserved.
+func walk(root Root, dir string, skipManifest bool) (walked, error) {
 	var w walked
-	var rec func(rel string) error
-	rec = func(rel string) error {
-		abs := filepath.Join(dir, filepath.FromSlash(rel))
-		w.dirs = append(w.dirs, abs)
-		ents, err := fsys.ReadDir(abs)
+	entries := 0
+	var rec func(rel string, depth int) error
+	rec = func(rel string, depth int) error {
+		name := path.Join(dir, rel)
+		w.dirs = append(w.dirs, name)
+		if depth > MaxDepth {
+			return fmt.Errorf("%w: %s: directories nested deeper than %d", ErrUnsafeFile, rel, MaxDepth)
+		}
+		ents, err := root.ReadDir(name, MaxFiles-entries)
+		if errors.Is(err, ErrTooLarge) {
+			return fmt.Errorf("%w: more than %d files and directories: %w", ErrUnsafeFile, MaxFiles, err)
+		}
 		if err != nil {
 			return fmt.Errorf("%w: read directory: %w", ErrSave, err)
 		}
+		entries += len(ents)
 		for _, e := range ents {
 			r := path.Join(rel, e.Name())
 			if rel == "" {
 				r = e.Name()
+			}
+			if err := checkComponent(e.Name()); err != nil {
+				return fmt.Errorf("%w: in %s: %w", ErrUnsafeFile, printable(rel), err)
 			}
 			if r == ManifestName {
 				if skipManifest {
@@ -122,41 +147,59 @@ func walk(fsys FS, dir string, skipManifest bool) (walked, error) {
 				}
 				return fmt.Errorf("%w: %s is reserved for the publisher", ErrUnsafeFile, ManifestName)
 			}
-			fi, err := fsys.Lstat(filepath.Join(dir, filepath.FromSlash(r)))
+			fi, err := root.Lstat(path.Join(dir, r))
 			if err != nil {
 				return fmt.Errorf("%w: %w", ErrSave, err)
 			}
+			id, _ := idOf(fi)
 			switch mode := fi.Mode(); {
-			case mode.IsDir():
-				if err := rec(r); err != nil {
-					return err
-				}
-			case mode.IsRegular():
-				w.files = append(w.files, FileEntry{Path: r, Size: fi.Size()})
 			case mode&fs.ModeSymlink != 0:
-				target, _ := os.Readlink(filepath.Join(dir, filepath.FromSlash(r)))
+				target, _ := root.Readlink(path.Join(dir, r))
 				where := "inside"
-				if !symlinkInside(dir, r, target) {
+				if !symlinkInside(r, target) {
 					where = "outside"
 				}
 				return fmt.Errorf("%w: %s is a symlink to %q (points %s the checkpoint; symlinks are not published)", ErrUnsafeFile, r, target, where)
+			case id.dev != 0 && id.dev != root.Device():
+				return fmt.Errorf("%w: %s is on another filesystem (a mount point)", ErrUnsafeFile, r)
+			case mode.IsDir():
+				if err := rec(r, depth+1); err != nil {
+					return err
+				}
+			case mode.IsRegular():
+				if id.nlink > 1 {
+					return fmt.Errorf("%w: %s has %d hard links (it may share its bytes with a file outside the checkpoint)", ErrUnsafeFile, r, id.nlink)
+				}
+				w.files = append(w.files, FileEntry{Path: r, Size: fi.Size()})
 			default:
-				return fmt.Errorf("%w: %s is a special file (%s)", ErrUnsafeFile, r, mode.Type())
+				return fmt.Errorf("%w: %s is a special file (%s)", ErrUnsafeFile, r, fileKind(mode))
 			}
 		}
 		return nil
 	}
-	if err := rec(""); err != nil {
+	if err := rec("", 1); err != nil {
 		return walked{}, err
 	}
 	sort.Slice(w.files, func(i, j int) bool { return w.files[i].Path < w.files[j].Path })
 	return w, nil
 }
 
-func symlinkInside(dir, rel, target string) bool {
+// printable quotes a name for a message if it needs it.
+func printable(s string) string {
+	if s == "" {
+		return "the checkpoint's top directory"
+	}
+	if checkChars(s) != nil {
+		return fmt.Sprintf("%q", s)
+	}
+	return s
+}
+
+// symlinkInside reports whether a symlink at rel (relative to the
+// checkpoint) to target points inside the checkpoint.
+func symlinkInside(rel, target string) bool {
 	if filepath.IsAbs(target) {
-		r, err := filepath.Rel(dir, target)
-		return err == nil && filepath.IsLocal(r)
+		return false
 	}
 	return filepath.IsLocal(filepath.Join(filepath.Dir(filepath.FromSlash(rel)), target))
 }
@@ -178,11 +221,17 @@ type StageOptions struct {
 }
 
 // Stage hashes and fsyncs every file under dir, fsyncs every directory, and
-// writes and fsyncs the manifest. Errors wrap [ErrUnsafeFile] or [ErrSave],
-// or are ctx's error.
+// writes and fsyncs the manifest. dir is opened as a [Root]: nothing below
+// it is reached through a symlink. Errors wrap [ErrUnsafeFile],
+// [ErrEmptyCheckpoint] or [ErrSave], or are ctx's error.
 func Stage(ctx context.Context, fsys FS, dir string, opt StageOptions) (*Manifest, error) {
+	root, err := fsys.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSave, err)
+	}
+	defer root.Close()
 	sy := newSyncer()
-	m, err := stage(ctx, fsys, dir, opt, sy)
+	m, _, err := stage(ctx, root, ".", opt, sy)
 	if serr := sy.wait(); serr != nil && err == nil {
 		err = fmt.Errorf("%w: %w", ErrSave, serr)
 	}
@@ -198,10 +247,15 @@ func Stage(ctx context.Context, fsys FS, dir string, opt StageOptions) (*Manifes
 // all complete when it returns without error (an fsync failure wraps
 // [ErrSave]).
 func StageAndVerify(ctx context.Context, fsys FS, dir string, opt StageOptions) (*Manifest, error) {
+	root, err := fsys.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSave, err)
+	}
+	defer root.Close()
 	sy := newSyncer()
-	m, err := stage(ctx, fsys, dir, opt, sy)
+	m, mb, err := stage(ctx, root, ".", opt, sy)
 	if err == nil {
-		m, err = Verify(ctx, fsys, dir, opt.Progress)
+		m, err = verify(ctx, root, ".", opt.Progress, mb)
 	}
 	if serr := sy.wait(); serr != nil && err == nil {
 		err = fmt.Errorf("%w: %w", ErrSave, serr)
@@ -212,11 +266,15 @@ func StageAndVerify(ctx context.Context, fsys FS, dir string, opt StageOptions) 
 	return m, nil
 }
 
-// stage is Stage with the files' fsyncs left running in sy.
-func stage(ctx context.Context, fsys FS, dir string, opt StageOptions, sy *syncer) (*Manifest, error) {
-	w, err := walk(fsys, dir, false)
+// stage is Stage on the checkpoint at dir in root, with the files' fsyncs
+// left running in sy. It returns the manifest and the bytes written for it.
+func stage(ctx context.Context, root Root, dir string, opt StageOptions, sy *syncer) (*Manifest, []byte, error) {
+	w, err := walk(root, dir, false)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if len(w.files) == 0 {
+		return nil, nil, fmt.Errorf("%w: the staging directory holds no file (only empty directories)", ErrEmptyCheckpoint)
 	}
 	var total int64
 	for _, f := range w.files {
@@ -228,11 +286,11 @@ func stage(ctx context.Context, fsys FS, dir string, opt StageOptions, sy *synce
 		whole[i] = opt.WholeFileSHA256 || claims[f.Path]
 	}
 	prog := newProgressor("hashing", total, opt.Progress)
-	if err := hashFiles(ctx, fsys, dir, w.files, sy, whole, prog); err != nil {
+	if err := hashFiles(ctx, root, dir, w.files, sy, whole, prog); err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("%w: %w", ErrSave, err)
+		return nil, nil, fmt.Errorf("%w: %w", ErrSave, err)
 	}
 	prog.finish()
 	clock := opt.Clock
@@ -241,45 +299,47 @@ func stage(ctx context.Context, fsys FS, dir string, opt StageOptions, sy *synce
 	}
 	m := &Manifest{Format: ManifestFormat, Run: opt.Run, Name: opt.Name, Created: clock.Now().UTC(),
 		Files: w.files, Eval: opt.Eval, Digest: digestOf(w.files)}
-	if m.Files == nil {
-		m.Files = []FileEntry{}
-	}
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
-		return nil, fmt.Errorf("%w: encode manifest: %w", ErrSave, err)
+		return nil, nil, fmt.Errorf("%w: encode manifest: %w", ErrSave, err)
+	}
+	b = append(b, '\n')
+	if len(b) > MaxManifestBytes {
+		return nil, nil, fmt.Errorf("%w: %w: the manifest would be %d bytes, larger than %s", ErrSave, ErrTooLarge, len(b), sizeText(MaxManifestBytes))
 	}
 	// The manifest's and the directories' fsyncs join the files' in sy:
 	// their journal commit then waits for the files' writeback in the
 	// background, while verification reads, not before it starts.
-	mf, err := writeNew(fsys, filepath.Join(dir, ManifestName), append(b, '\n'))
+	mf, err := writeNew(root, path.Join(dir, ManifestName), b)
 	if err != nil {
-		return nil, fmt.Errorf("%w: manifest: %w", ErrSave, err)
+		return nil, nil, fmt.Errorf("%w: manifest: %w", ErrSave, err)
 	}
 	sy.start(mf)
 	for i := len(w.dirs) - 1; i >= 0; i-- {
 		d := w.dirs[i]
-		sy.do(d, func() error { return fsys.SyncDir(d) })
+		sy.do(root.Path()+"/"+d, func() error { return root.SyncDir(d) })
 	}
-	return m, nil
+	return m, b, nil
 }
 
-// writeFileSync creates name (which must not exist), writes b and fsyncs it.
-func writeFileSync(fsys FS, name string, b []byte) error {
-	f, err := writeNew(fsys, name, b)
+// writeFileSync creates name in root (it must not exist), writes b and
+// fsyncs it.
+func writeFileSync(root Root, name string, b []byte) error {
+	f, err := writeNew(root, name, b)
 	if err != nil {
 		return err
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()
-		return fmt.Errorf("fsync %s: %w", name, err)
+		return fmt.Errorf("fsync %s: %w", f.Name(), err)
 	}
 	return f.Close()
 }
 
-// writeNew creates name (which must not exist), writes b, and returns the
-// open file.
-func writeNew(fsys FS, name string, b []byte) (File, error) {
-	f, err := fsys.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+// writeNew creates name in root (it must not exist), writes b, and
+// returns the open file.
+func writeNew(root Root, name string, b []byte) (File, error) {
+	f, err := root.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -290,37 +350,87 @@ func writeNew(fsys FS, name string, b []byte) (File, error) {
 	return f, nil
 }
 
-// ReadManifest reads and decodes dir's manifest from disk.
+// ReadManifest reads and decodes dir's manifest from disk. It reads at most
+// [MaxManifestBytes], through no symlink, and refuses a manifest that is
+// not strict JSON (a repeated member name, a non-finite number), has
+// unknown fields or lists a path that is not clean.
 func ReadManifest(fsys FS, dir string) (*Manifest, error) {
-	f, err := fsys.OpenFile(filepath.Join(dir, ManifestName), os.O_RDONLY, 0)
+	root, err := fsys.OpenRoot(dir)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrVerification, err)
 	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, 64<<20))
+	defer root.Close()
+	m, _, err := readManifest(root, ".")
+	return m, err
+}
+
+// readManifest reads the manifest of the checkpoint at dir in root and
+// returns it with its bytes.
+func readManifest(root Root, dir string) (*Manifest, []byte, error) {
+	name := path.Join(dir, ManifestName)
+	f, err := root.OpenFile(name, os.O_RDONLY, 0)
 	if err != nil {
-		return nil, fmt.Errorf("%w: read manifest: %w", ErrVerification, err)
+		return nil, nil, fmt.Errorf("%w: %w", ErrVerification, err)
+	}
+	defer f.Close()
+	b, err := readBounded(f, MaxManifestBytes, "the manifest")
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: read manifest: %w", ErrVerification, err)
+	}
+	if err := strictJSON(b, 8); err != nil {
+		return nil, nil, fmt.Errorf("%w: manifest %s: %w", ErrVerification, f.Name(), err)
 	}
 	var m Manifest
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
-		return nil, fmt.Errorf("%w: manifest %s: %w", ErrVerification, filepath.Join(dir, ManifestName), err)
+		return nil, nil, fmt.Errorf("%w: manifest %s: %w", ErrVerification, f.Name(), err)
 	}
 	if m.Format != ManifestFormat {
-		return nil, fmt.Errorf("%w: manifest format %d, want %d", ErrVerification, m.Format, ManifestFormat)
+		return nil, nil, fmt.Errorf("%w: manifest format %d, want %d", ErrVerification, m.Format, ManifestFormat)
 	}
-	return &m, nil
+	if len(m.Files) > MaxFiles {
+		return nil, nil, fmt.Errorf("%w: the manifest lists %d files, more than %d", ErrVerification, len(m.Files), MaxFiles)
+	}
+	for i, fe := range m.Files {
+		if err := checkRelPath(fe.Path); err != nil {
+			return nil, nil, fmt.Errorf("%w: manifest lists %q: %w", ErrVerification, fe.Path, err)
+		}
+		if i > 0 && m.Files[i-1].Path >= fe.Path {
+			return nil, nil, fmt.Errorf("%w: manifest's files are not sorted and distinct at %q", ErrVerification, fe.Path)
+		}
+		if fe.Size < 0 {
+			return nil, nil, fmt.Errorf("%w: manifest gives %s a negative size", ErrVerification, fe.Path)
+		}
+	}
+	return &m, b, nil
 }
 
 // Verify reloads dir from disk and checks it against its manifest: the
 // manifest's digest, the set of files, each file's size and SHA-256 (read
 // through a fresh descriptor), and the hashes the evaluation result claims.
+// dir is opened as a [Root]: nothing below it is reached through a symlink.
 // Errors wrap [ErrVerification] or [ErrUnsafeFile], or are ctx's error.
 func Verify(ctx context.Context, fsys FS, dir string, progress func(Progress)) (*Manifest, error) {
-	m, err := ReadManifest(fsys, dir)
+	root, err := fsys.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrVerification, err)
+	}
+	defer root.Close()
+	return verify(ctx, root, ".", progress, nil)
+}
+
+// verify is Verify on the checkpoint at dir in root. With want set, the
+// manifest on disk must be exactly those bytes: the manifest the publisher
+// wrote, so that a manifest rewritten consistently with edited files is
+// caught.
+func verify(ctx context.Context, root Root, dir string, progress func(Progress), want []byte) (*Manifest, error) {
+	m, got, err := readManifest(root, dir)
 	if err != nil {
 		return nil, err
+	}
+	if want != nil && !bytes.Equal(got, want) {
+		return nil, fmt.Errorf("%w: the manifest is not the one staging wrote (it was rewritten)", ErrVerification)
 	}
 	if d := digestOf(m.Files); d != m.Digest {
 		return nil, fmt.Errorf("%w: manifest digest %s does not match its file list (%s)", ErrVerification, m.Digest, d)
@@ -330,19 +440,19 @@ func Verify(ctx context.Context, fsys FS, dir string, progress func(Progress)) (
 			return nil, fmt.Errorf("%w: manifest: %s: %w", ErrVerification, f.Path, err)
 		}
 	}
-	w, err := walk(fsys, dir, true)
+	w, err := walk(root, dir, true)
 	if err != nil {
 		if errors.Is(err, ErrUnsafeFile) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("%w: %w", ErrVerification, err)
 	}
-	want := make(map[string]FileEntry, len(m.Files))
+	want2 := make(map[string]FileEntry, len(m.Files))
 	for _, f := range m.Files {
-		want[f.Path] = f
+		want2[f.Path] = f
 	}
 	for _, f := range w.files {
-		if _, ok := want[f.Path]; !ok {
+		if _, ok := want2[f.Path]; !ok {
 			return nil, fmt.Errorf("%w: %s is not in the manifest", ErrVerification, f.Path)
 		}
 	}
@@ -359,12 +469,12 @@ func Verify(ctx context.Context, fsys FS, dir string, progress func(Progress)) (
 	}
 	// Every file's size as listed must be the manifest's before reading.
 	for _, f := range w.files {
-		if want[f.Path].Size != f.Size {
-			return nil, fmt.Errorf("%w: %s is %d bytes, manifest says %d", ErrVerification, f.Path, f.Size, want[f.Path].Size)
+		if want2[f.Path].Size != f.Size {
+			return nil, fmt.Errorf("%w: %s is %d bytes, manifest says %d", ErrVerification, f.Path, f.Size, want2[f.Path].Size)
 		}
 	}
 	prog := newProgressor("verifying", m.Bytes(), progress)
-	if err := hashFiles(ctx, fsys, dir, m.Files, nil, nil, prog); err != nil {
+	if err := hashFiles(ctx, root, dir, m.Files, nil, nil, prog); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -401,32 +511,15 @@ func short(h string) string {
 	return h
 }
 
-// evalResult is the part of the evaluation result the publisher reads.
-type evalResult struct {
-	Passed *bool             `json:"passed"`
-	Files  map[string]string `json:"files"`
-}
-
-func parseEval(b []byte) (evalResult, error) {
-	var e evalResult
-	if err := json.Unmarshal(b, &e); err != nil {
-		return e, fmt.Errorf("%w: evaluation result is not a JSON object with \"passed\" (and optional \"files\"): %w", ErrEvaluation, err)
-	}
-	if e.Passed == nil {
-		return e, fmt.Errorf("%w: evaluation result has no boolean \"passed\"", ErrEvaluation)
-	}
-	if !*e.Passed {
-		return e, fmt.Errorf("%w: evaluation result says \"passed\": false", ErrEvaluation)
-	}
-	return e, nil
-}
-
 // claimedFiles returns the paths an evaluation result names in "files"
 // (none if it has no such map or does not parse: verification reports
 // that).
 func claimedFiles(eval []byte) map[string]bool {
-	var e evalResult
-	if len(eval) == 0 || json.Unmarshal(eval, &e) != nil {
+	if len(eval) == 0 {
+		return nil
+	}
+	e, err := ParseEval(eval)
+	if err != nil {
 		return nil
 	}
 	paths := make(map[string]bool, len(e.Files))
@@ -442,7 +535,7 @@ func checkClaims(m *Manifest) error {
 	if len(m.Eval) == 0 {
 		return nil
 	}
-	e, err := parseEval(m.Eval)
+	e, err := ParseEval(m.Eval)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrVerification, err)
 	}

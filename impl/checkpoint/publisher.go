@@ -3,13 +3,13 @@ package checkpoint
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -120,29 +120,14 @@ func (r *Result) Digest() string {
 	return r.Manifest.Digest
 }
 
-// ValidateName checks a checkpoint name: one path element that is not "."
-// or "..", does not start with ".", holds no "/", NUL or control character,
-// and is at most 200 bytes.
-func ValidateName(name string) error {
-	switch {
-	case name == "":
-		return fmt.Errorf("%w: empty", ErrBadName)
-	case name == "." || name == "..":
-		return fmt.Errorf("%w: %q", ErrBadName, name)
-	case strings.Contains(name, "/"):
-		return fmt.Errorf("%w: %q contains \"/\"", ErrBadName, name)
-	case strings.HasPrefix(name, "."):
-		return fmt.Errorf("%w: %q starts with \".\" (reserved for the publisher)", ErrBadName, name)
-	case len(name) > 200:
-		return fmt.Errorf("%w: %d bytes, at most 200", ErrBadName, len(name))
-	}
-	for _, r := range name {
-		if r < 0x20 || r == 0x7f {
-			return fmt.Errorf("%w: %q contains a control character", ErrBadName, name)
-		}
-	}
-	return nil
-}
+// The publisher's directories inside the publish directory.
+const (
+	runsDir    = MetaDir + "/runs"    // run directories and their locks
+	stagingDir = MetaDir + "/staging" // the default staging root
+)
+
+// runDirName is the name, in the publish directory, of run's directory.
+func runDirName(run string) string { return runsDir + "/" + run }
 
 func (c *Config) validate() error {
 	if c.PublishDir == "" {
@@ -182,20 +167,43 @@ func (c *Config) validate() error {
 	} else if err := ValidateName(c.RunID); err != nil {
 		return fmt.Errorf("%w: run ID: %w", ErrConfig, err)
 	}
-	if c.StagingRoot == "" {
-		c.StagingRoot = filepath.Join(c.PublishDir, MetaDir, "staging")
-	} else if c.StagingRoot, err = filepath.Abs(c.StagingRoot); err != nil {
-		return fmt.Errorf("%w: staging root: %w", ErrConfig, err)
+	if c.StagingRoot != "" {
+		if c.StagingRoot, err = filepath.Abs(c.StagingRoot); err != nil {
+			return fmt.Errorf("%w: staging root: %w", ErrConfig, err)
+		}
+		if c.StagingRoot == filepath.Join(c.PublishDir, filepath.FromSlash(stagingDir)) {
+			c.StagingRoot = "" // the default, named
+		} else if nested(c.PublishDir, c.StagingRoot) || nested(c.StagingRoot, c.PublishDir) {
+			return fmt.Errorf("%w: staging root %s and publish directory %s overlap: a staging directory would appear as a checkpoint (or the reverse); use a directory beside the publish directory, on its filesystem", ErrConfig, c.StagingRoot, c.PublishDir)
+		}
 	}
 	if c.Journal != "" {
 		if c.Journal, err = filepath.Abs(c.Journal); err != nil {
 			return fmt.Errorf("%w: journal: %w", ErrConfig, err)
 		}
-		if fi, err := c.FS.Lstat(filepath.Dir(c.Journal)); err != nil || !fi.IsDir() {
+		if fi, err := os.Stat(filepath.Dir(c.Journal)); err != nil || !fi.IsDir() {
 			return fmt.Errorf("%w: journal %s: its directory does not exist", ErrConfig, c.Journal)
+		}
+		if c.StagingRoot != "" && nested(c.StagingRoot, c.Journal) {
+			return fmt.Errorf("%w: journal %s is inside the staging root", ErrConfig, c.Journal)
 		}
 	}
 	return nil
+}
+
+// nested reports whether inner is outer or lies inside it, comparing the
+// paths as given and, where they exist, with their symlinks resolved.
+func nested(outer, inner string) bool {
+	in := func(o, i string) bool {
+		rel, err := filepath.Rel(o, i)
+		return err == nil && filepath.IsLocal(rel) || rel == "."
+	}
+	if in(outer, inner) {
+		return true
+	}
+	ro, err1 := filepath.EvalSymlinks(outer)
+	ri, err2 := filepath.EvalSymlinks(inner)
+	return err1 == nil && err2 == nil && in(ro, ri)
 }
 
 // NewRunID returns a fresh run ID: the UTC time and 6 random hex digits.
@@ -205,24 +213,50 @@ func NewRunID(now time.Time) string {
 	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
 }
 
-// runMeta is run.json in a run directory: where recovery finds the run.
+// runMeta is run.json in a run directory: what the run was. Recovery
+// reads only the checkpoint name from it (checked like any name); every
+// path it acts on is derived from the publish directory and the run ID.
 type runMeta struct {
-	Run        string    `json:"run"`
-	Name       string    `json:"name"`
-	PublishDir string    `json:"publish_dir"`
-	Staging    string    `json:"staging"`
-	Journal    string    `json:"journal"`
-	Command    []string  `json:"command"`
-	PID        int       `json:"publisher_pid"`
-	Created    time.Time `json:"created"`
+	Run         string    `json:"run"`
+	Name        string    `json:"name"`
+	PublishDir  string    `json:"publish_dir"`
+	StagingRoot string    `json:"staging_root,omitempty"`
+	Staging     string    `json:"staging"`
+	Journal     string    `json:"journal"`
+	Command     []string  `json:"command"`
+	PID         int       `json:"publisher_pid"`
+	Created     time.Time `json:"created"`
 }
+
+// owned is a file the publisher wrote under a directory the program can
+// write, and what it wrote: checked after each untrusted process, and put
+// back if changed.
+type owned struct {
+	root Root
+	name string
+	f    File
+	b    []byte
+}
+
+// where names a directory by its root and its name there.
+type where struct {
+	root Root
+	name string
+}
+
+func (w where) abs() string { return filepath.Join(w.root.Path(), filepath.FromSlash(w.name)) }
 
 // run is one publication in progress. phase, verified and published are
 // the publisher's own state; receipts read them.
 type run struct {
 	cfg       Config
-	fsys      FS
+	pub       Root   // the publish directory
+	staging   where  // this run's staging directory
+	runDir    string // its run directory, in pub
 	j         *journal
+	lock      *runLock
+	meta      owned // run.json
+	logs      map[string]*cappedLog
 	res       *Result
 	phase     Phase
 	verified  bool
@@ -236,7 +270,7 @@ type run struct {
 //
 // An error means the run was refused before it started — invalid
 // configuration, a bad name, an existing checkpoint, a missing program, a
-// foreign journal, a staging root on another filesystem, an unwritable
+// foreign journal, a staging root on another filesystem, an unusable
 // publish directory — and nothing was executed or published. Otherwise the
 // Result tells the outcome: Published, Failed or Interrupted (when ctx
 // ends), with the cause in Result.Err.
@@ -253,96 +287,143 @@ func Publish(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	if err := fsys.MkdirAll(cfg.PublishDir, 0o755); err != nil {
-		return nil, fmt.Errorf("%w: publish directory: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrStorage, err)
+	}
+	pub, err := fsys.OpenRoot(cfg.PublishDir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrStorage, err)
+	}
+	defer pub.Close()
+	st := where{root: pub, name: stagingDir}
+	if cfg.StagingRoot != "" {
+		if err := fsys.MkdirAll(cfg.StagingRoot, 0o755); err != nil {
+			return nil, fmt.Errorf("%w: staging root: %w", ErrStorage, err)
+		}
+		sr, err := fsys.OpenRoot(cfg.StagingRoot)
+		if err != nil {
+			return nil, fmt.Errorf("%w: staging root: %w", ErrStorage, err)
+		}
+		defer sr.Close()
+		st = where{root: sr, name: "."}
 	}
 	res := &Result{RunID: cfg.RunID}
 	if !cfg.SkipRecovery {
-		reps, err := Recover(ctx, RecoverOptions{PublishDir: cfg.PublishDir, FS: fsys, Clock: cfg.Clock, Pending: true})
+		reps, err := recoverIn(ctx, pub, RecoverOptions{PublishDir: cfg.PublishDir, FS: fsys, Clock: cfg.Clock, Pending: true}, st)
 		if err != nil {
 			return nil, fmt.Errorf("start-up recovery: %w", err)
 		}
 		res.Recovered = reps
 	}
-	target := filepath.Join(cfg.PublishDir, cfg.Name)
-	if _, err := fsys.Lstat(target); err == nil {
-		return nil, fmt.Errorf("%w: %s exists and is never overwritten", ErrAlreadyPublished, target)
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %s: %w", ErrConfig, target, err)
+	if _, err := pub.Lstat(cfg.Name); err == nil {
+		return nil, fmt.Errorf("%w: %s exists and is never overwritten", ErrAlreadyPublished, filepath.Join(cfg.PublishDir, cfg.Name))
+	} else if !isNotExist(err) {
+		return nil, fmt.Errorf("%w: %w", ErrStorage, err)
 	}
-	runs := filepath.Join(cfg.PublishDir, MetaDir, "runs")
-	for _, d := range []string{runs, cfg.StagingRoot} {
-		if err := fsys.MkdirAll(d, 0o755); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	for _, d := range []where{{pub, runsDir}, st} {
+		if err := d.root.MkdirAll(d.name, 0o755); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrStorage, err)
 		}
 	}
-	pd, err := fsys.Device(cfg.PublishDir)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	sd, err := fsys.Device(cfg.StagingRoot)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	if pd != sd {
+	if pd, sd := pub.Device(), st.root.Device(); pd != sd {
 		return nil, fmt.Errorf("%w: staging root %s (device %d), publish directory %s (device %d); a rename between them cannot be atomic",
-			ErrCrossDevice, cfg.StagingRoot, sd, cfg.PublishDir, pd)
+			ErrCrossDevice, st.abs(), sd, cfg.PublishDir, pd)
 	}
 
-	// The run directory appears under its final name only once locked, so
-	// recovery never mistakes a starting run for a dead one.
-	runDir := filepath.Join(runs, cfg.RunID)
-	tmpDir := filepath.Join(runs, ".new-"+cfg.RunID)
-	if err := fsys.MkdirAll(tmpDir, 0o755); err != nil {
-		return nil, fmt.Errorf("%w: run directory: %w", ErrConfig, err)
-	}
-	lock, err := lockRun(filepath.Join(tmpDir, "lock"))
+	// The lock exists, held, before the run directory appears, so recovery
+	// never mistakes a starting run for a dead one; and the run directory
+	// appears under its final name only once complete.
+	lock, err := lockRun(pub, lockName(cfg.RunID), true)
 	if err != nil {
-		_ = fsys.RemoveAll(tmpDir)
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		if isExist(err) {
+			return nil, fmt.Errorf("%w: run ID %s is taken", ErrConfig, cfg.RunID)
+		}
+		return nil, fmt.Errorf("%w: lock: %w", ErrStorage, err)
 	}
 	defer lock.unlock()
-	journalPath := cfg.Journal
-	if journalPath == "" {
-		journalPath = filepath.Join(runDir, "journal.ndjson")
-	} else if owner, err := journalOwner(fsys, journalPath); err != nil {
-		_ = fsys.RemoveAll(tmpDir)
-		return nil, fmt.Errorf("%w: journal %s: %w", ErrConfig, journalPath, err)
-	} else if owner != "" {
-		_ = fsys.RemoveAll(tmpDir)
-		return nil, fmt.Errorf("%w: %s already holds run %q; a journal records one run", ErrForeignJournal, journalPath, owner)
+	runDir := runDirName(cfg.RunID)
+	tmpDir := runsDir + "/.new-" + cfg.RunID
+	fail := func(err error) (*Result, error) {
+		_ = pub.RemoveAll(tmpDir)
+		return nil, err
 	}
-	staging := filepath.Join(cfg.StagingRoot, cfg.RunID)
-	meta := runMeta{Run: cfg.RunID, Name: cfg.Name, PublishDir: cfg.PublishDir, Staging: staging,
-		Journal: journalPath, Command: cfg.Command, PID: os.Getpid(), Created: cfg.Clock.Now().UTC()}
+	if err := pub.RemoveAll(tmpDir); err != nil {
+		return fail(fmt.Errorf("%w: %w", ErrStorage, err))
+	}
+	if err := pub.MkdirAll(tmpDir, 0o755); err != nil {
+		return fail(fmt.Errorf("%w: run directory: %w", ErrStorage, err))
+	}
+	jw := where{root: pub, name: runDir + "/journal.ndjson"}
+	if cfg.Journal != "" {
+		jr, err := fsys.OpenRoot(filepath.Dir(cfg.Journal))
+		if err != nil {
+			return fail(fmt.Errorf("%w: journal: %w", ErrStorage, err))
+		}
+		defer jr.Close()
+		jw = where{root: jr, name: filepath.Base(cfg.Journal)}
+		if owner, err := journalOwner(jr, jw.name); err != nil {
+			return fail(fmt.Errorf("%w: journal %s: %w", ErrConfig, cfg.Journal, err))
+		} else if owner != "" {
+			return fail(fmt.Errorf("%w: %s already holds run %q; a journal records one run", ErrForeignJournal, cfg.Journal, owner))
+		}
+	}
+	stagingName := path.Join(st.name, cfg.RunID)
+	staging := where{root: st.root, name: stagingName}
+	meta := runMeta{Run: cfg.RunID, Name: cfg.Name, PublishDir: cfg.PublishDir, Staging: staging.abs(),
+		Journal: jw.abs(), Command: cfg.Command, PID: os.Getpid(), Created: cfg.Clock.Now().UTC()}
+	if cfg.StagingRoot != "" {
+		meta.StagingRoot = cfg.StagingRoot
+	}
 	mb, _ := json.MarshalIndent(meta, "", "  ")
-	if err := writeFileSync(fsys, filepath.Join(tmpDir, "run.json"), append(mb, '\n')); err != nil {
-		_ = fsys.RemoveAll(tmpDir)
-		return nil, fmt.Errorf("%w: run.json: %w", ErrConfig, err)
+	mb = append(mb, '\n')
+	mf, err := writeNew(pub, tmpDir+"/run.json", mb)
+	if err == nil {
+		if err = mf.Sync(); err != nil {
+			mf.Close()
+		}
 	}
-	if err := fsys.RenameNoReplace(tmpDir, runDir); err != nil {
-		_ = fsys.RemoveAll(tmpDir)
-		return nil, fmt.Errorf("%w: run directory: %w", ErrConfig, err)
+	if err != nil {
+		return fail(fmt.Errorf("%w: run.json: %w", ErrStorage, err))
 	}
-	if err := fsys.SyncDir(runs); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	defer mf.Close()
+	// The logs are created now, by the publisher, before anything it runs
+	// could plant a symlink in their place; their descriptors are kept.
+	logs := map[string]*cappedLog{}
+	logNames := []string{"stdout.log", "stderr.log"}
+	if len(cfg.VerifyCommand) > 0 {
+		logNames = append(logNames, "verify.stdout.log", "verify.stderr.log")
 	}
-	res.RunDir, res.Journal, res.Staging = runDir, journalPath, staging
+	for _, n := range logNames {
+		f, err := pub.OpenFile(tmpDir+"/"+n, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err != nil {
+			return fail(fmt.Errorf("%w: %s: %w", ErrStorage, n, err))
+		}
+		defer f.Close()
+		logs[n] = newCappedLog(f, LogHead, LogTail)
+	}
+	if err := pub.RenameNoReplace(tmpDir, pub, runDir); err != nil {
+		return fail(fmt.Errorf("%w: run directory: %w", ErrStorage, err))
+	}
+	if err := pub.SyncDir(runsDir); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrStorage, err)
+	}
+	res.RunDir, res.Journal, res.Staging = where{pub, runDir}.abs(), jw.abs(), staging.abs()
 
-	j, err := openJournal(fsys, journalPath, cfg.RunID, cfg.Clock)
+	j, err := openJournal(jw.root, jw.name, cfg.RunID, cfg.Clock)
 	if err != nil {
 		return nil, err
 	}
 	defer j.close()
-	if err := fsys.MkdirAll(staging, 0o755); err != nil {
-		return nil, fmt.Errorf("%w: staging directory: %w", ErrConfig, err)
+	if err := st.root.MkdirAll(stagingName, 0o755); err != nil {
+		return nil, fmt.Errorf("%w: staging directory: %w", ErrStorage, err)
 	}
-	r := &run{cfg: cfg, fsys: fsys, j: j, res: res}
+	r := &run{cfg: cfg, pub: pub, staging: staging, runDir: runDir, j: j, lock: lock, logs: logs, res: res,
+		meta: owned{root: pub, name: runDir + "/run.json", f: mf, b: mb}}
 	err = j.emit(ActionInit, r.phase, false, false, map[string]any{
-		"run": cfg.RunID, "name": cfg.Name, "publish_dir": cfg.PublishDir, "staging_dir": staging,
-		"run_dir": runDir, "command": cfg.Command,
+		"run": cfg.RunID, "name": cfg.Name, "publish_dir": cfg.PublishDir, "staging_dir": res.Staging,
+		"run_dir": res.RunDir, "command": cfg.Command,
 	})
 	if err != nil {
-		_ = fsys.RemoveAll(staging)
+		_ = st.root.RemoveAll(stagingName)
 		return nil, err
 	}
 	r.execute(ctx)
@@ -397,7 +478,7 @@ func (r *run) end(e event, cause error, detail map[string]any) {
 		detail = map[string]any{}
 	}
 	detail["error"] = cause.Error()
-	if err := r.fsys.RemoveAll(r.res.Staging); err != nil {
+	if err := r.staging.root.RemoveAll(r.staging.name); err != nil {
 		detail["staging_removed"] = false
 		detail["staging_error"] = err.Error()
 		r.res.Warnings = append(r.res.Warnings, "staging not removed: "+err.Error())
@@ -419,24 +500,90 @@ func (r *run) progress(p Progress) {
 	r.cfg.Progress(p)
 }
 
+// checkOwned checks, once the program or the verify command and all their
+// descendants are gone, that the publisher's own files under the publish
+// directory are as it left them: the journal, run.json and the run's lock.
+// What was changed is put back (so the journal stays the run's true
+// record) and reported as an error wrapping [ErrTampered].
+func (r *run) checkOwned() error {
+	var errs []error
+	if err := r.j.check(); err != nil {
+		errs = append(errs, err)
+		if rerr := r.j.restore(); rerr != nil {
+			errs = append(errs, rerr)
+		}
+	}
+	if err := checkOwned(r.meta.root, r.meta.name, r.meta.f, r.meta.b); err != nil {
+		errs = append(errs, err)
+		if f, rerr := replaceOwned(r.meta.root, r.meta.name, r.meta.b); rerr != nil {
+			errs = append(errs, rerr)
+		} else {
+			r.meta.f.Close()
+			r.meta.f = f
+		}
+	}
+	if err := r.lock.check(r.pub, lockName(r.cfg.RunID)); err != nil {
+		errs = append(errs, err)
+		if err := r.pub.RemoveAll(lockName(r.cfg.RunID)); err == nil {
+			if l, err := lockRun(r.pub, lockName(r.cfg.RunID), true); err == nil {
+				r.lock.unlock()
+				*r.lock = *l
+			}
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return errors.Join(errs...)
+}
+
+// runProcess runs one untrusted process (the program, or the verify
+// command) with its output in the logs named prefix+"stdout.log" and
+// prefix+"stderr.log", and then checks the publisher's own files.
+func (r *run) runProcess(ctx context.Context, argv []string, env []string, prefix, step string, started func(int) error) (Exit, error, error) {
+	stdout, stderr := r.logs[prefix+"stdout.log"], r.logs[prefix+"stderr.log"]
+	proc := Process{Argv: argv, Env: env, Dir: r.cfg.Dir, Grace: r.cfg.Grace, Stdout: stdout, Stderr: stderr, Run: r.cfg.RunID}
+	stop := r.ticker(step)
+	exit, err := r.cfg.Runner.Run(ctx, proc, started)
+	stop()
+	for _, l := range []*cappedLog{stdout, stderr} {
+		if l == nil {
+			continue
+		}
+		if cerr := l.Close(); cerr != nil {
+			r.res.Warnings = append(r.res.Warnings, "log not written: "+cerr.Error())
+		}
+		if d := l.Dropped(); d > 0 {
+			r.res.Warnings = append(r.res.Warnings, fmt.Sprintf("%s: %d bytes of output dropped (the log keeps the first and last %s)", step, d, sizeText(LogTail)))
+		}
+	}
+	var tampered error
+	if err == nil || !errors.Is(err, ErrStart) {
+		tampered = r.checkOwned()
+	}
+	return exit, err, tampered
+}
+
 // execute is the run after Init: every path ends in one terminal phase.
 func (r *run) execute(ctx context.Context) {
 	cfg := r.cfg
-	evalFile := filepath.Join(r.res.RunDir, "eval.json")
+	evalName := r.runDir + "/eval.json"
 	env := append(append([]string(nil), cfg.Env...),
-		EnvStagingDir+"="+r.res.Staging, EnvEvalFile+"="+evalFile,
+		EnvStagingDir+"="+r.res.Staging, EnvEvalFile+"="+where{r.pub, evalName}.abs(),
 		EnvRunID+"="+cfg.RunID, EnvName+"="+cfg.Name)
-	proc := Process{Argv: cfg.Command, Env: env, Dir: cfg.Dir, Grace: cfg.Grace,
-		Stdout: filepath.Join(r.res.RunDir, "stdout.log"), Stderr: filepath.Join(r.res.RunDir, "stderr.log")}
 
 	r.before(evDone)
-	stop := r.ticker("executing")
-	exit, err := cfg.Runner.Run(ctx, proc, func(pid int) error {
+	exit, err, tampered := r.runProcess(ctx, cfg.Command, env, "", "executing", func(pid int) error {
 		return r.advance(map[string]any{"pid": pid, "command": cfg.Command})
 	})
-	stop()
 	if err == nil || r.phase == PhaseRunning {
 		r.res.Exit = &exit
+	}
+	stderrTail := func(d map[string]any) map[string]any {
+		if t := r.logs["stderr.log"].Tail(2048); t != "" {
+			d["stderr_tail"] = t
+		}
+		return d
 	}
 	switch {
 	case err != nil && r.phase == PhaseReady:
@@ -447,59 +594,69 @@ func (r *run) execute(ctx context.Context) {
 		}
 		r.end(evFailed, err, nil)
 		return
-	case err != nil:
-		r.end(evFailed, err, exitDetail(exit))
-		return
 	case exit.Interrupted:
 		r.end(evInterrupted, fmt.Errorf("%w while the program ran", ErrInterrupted), exitDetail(exit))
 		return
+	case tampered != nil:
+		r.end(evFailed, tampered, exitDetail(exit))
+		return
+	case err != nil:
+		r.end(evFailed, err, exitDetail(exit))
+		return
 	case exit.Code != 0:
-		d := exitDetail(exit)
-		d["stderr_tail"] = tail(proc.Stderr, 2048)
 		cause := fmt.Errorf("%w: exit status %d", ErrProgramFailed, exit.Code)
 		if exit.Signal != "" {
 			cause = fmt.Errorf("%w: killed by %s", ErrProgramFailed, exit.Signal)
 		}
-		r.end(evFailed, cause, d)
+		r.end(evFailed, cause, stderrTail(exitDetail(exit)))
 		return
 	}
 
 	r.before(evDone)
-	evalRaw, err := r.successRule(evalFile)
+	ev, err := r.successRule(evalName)
 	if err != nil {
-		d := exitDetail(exit)
-		d["stderr_tail"] = tail(proc.Stderr, 2048)
-		r.end(evFailed, err, d)
+		r.end(evFailed, err, stderrTail(exitDetail(exit)))
 		return
 	}
 	if ctx.Err() != nil {
 		r.end(evInterrupted, fmt.Errorf("%w after the program ended", ErrInterrupted), nil)
 		return
 	}
-	if err := r.advance(map[string]any{"exit_code": 0, "eval": json.RawMessage(evalRaw)}); err != nil {
+	d := map[string]any{"exit_code": 0}
+	if len(ev.Raw) <= maxReceiptEval {
+		d["eval"] = json.RawMessage(ev.Raw)
+	} else {
+		sum := sha256.Sum256(ev.Raw)
+		d["eval_sha256"], d["eval_bytes"] = hex.EncodeToString(sum[:]), len(ev.Raw)
+	}
+	if len(exit.Orphans) > 0 {
+		d["orphans_killed"] = len(exit.Orphans)
+	}
+	if err := r.advance(d); err != nil {
 		r.end(evFailed, err, nil)
 		return
 	}
 
-	// Staging: manifest, fsync.
-	// The files' fsyncs run while staging hashes them and verification
-	// re-reads them; all are complete before the Verified receipt.
+	// Staging: manifest, fsyncs. The files' fsyncs run while staging hashes
+	// them and verification re-reads them; all are complete before the
+	// Verified receipt. The verify command, which could write, runs before
+	// the verification: what is verified last is what is published.
 	sy := newSyncer()
-	m, err := stage(ctx, r.fsys, r.res.Staging, StageOptions{Run: cfg.RunID, Name: cfg.Name, Eval: evalRaw,
+	m, mb, err := stage(ctx, r.staging.root, r.staging.name, StageOptions{Run: cfg.RunID, Name: cfg.Name, Eval: ev.Raw,
 		Clock: cfg.Clock, Progress: r.progress, WholeFileSHA256: cfg.WholeFileSHA256}, sy)
 	if err == nil {
 		r.res.Manifest = m
 		r.before(evDone)
-		m, err = Verify(ctx, r.fsys, r.res.Staging, r.progress)
+		err = r.verifyCommand(ctx)
+	}
+	if err == nil {
+		m, err = verify(ctx, r.staging.root, r.staging.name, r.progress, mb)
 	}
 	if serr := sy.wait(); serr != nil && err == nil {
 		err = fmt.Errorf("%w: %w", ErrSave, serr)
 	}
-	if err == nil {
-		m, err = r.verifyCommand(ctx, m)
-	}
 	if err != nil {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || errors.Is(err, ErrInterrupted) {
 			r.end(evInterrupted, fmt.Errorf("%w while staging: %w", ErrInterrupted, err), nil)
 		} else {
 			r.end(evFailed, err, nil)
@@ -518,7 +675,7 @@ func (r *run) execute(ctx context.Context) {
 		return
 	}
 	target := filepath.Join(cfg.PublishDir, cfg.Name)
-	if err := r.fsys.RenameNoReplace(r.res.Staging, target); err != nil {
+	if err := r.staging.root.RenameNoReplace(r.staging.name, r.pub, cfg.Name); err != nil {
 		cause := fmt.Errorf("%w: %w", ErrPublication, err)
 		if isExist(err) {
 			cause = fmt.Errorf("%w: %w: %s appeared during the run", ErrPublication, ErrAlreadyPublished, target)
@@ -531,87 +688,80 @@ func (r *run) execute(ctx context.Context) {
 	r.res.Outcome = PhasePublished
 	r.res.Checkpoint = target
 	detail := map[string]any{"path": target, "digest": m.Digest, "durable": true}
-	if err := r.fsys.SyncDir(cfg.PublishDir); err != nil {
+	if err := r.pub.SyncDir("."); err != nil {
 		detail["durable"] = false
 		detail["error"] = err.Error()
 		r.res.Warnings = append(r.res.Warnings, "published, but the publish directory's fsync failed: "+err.Error())
 	}
-	_ = r.fsys.SyncDir(cfg.StagingRoot)
+	_ = r.staging.root.SyncDir(path.Dir(r.staging.name))
 	_ = r.advance(detail)
 }
 
+// maxReceiptEval is the largest evaluation result a receipt carries whole;
+// a larger one is recorded by its SHA-256 (the manifest has it whole).
+const maxReceiptEval = 64 << 10
+
 // successRule applies the documented rule after exit status 0 and returns
-// the evaluation result.
-func (r *run) successRule(evalFile string) (json.RawMessage, error) {
-	f, err := r.fsys.OpenFile(evalFile, os.O_RDONLY, 0)
+// the evaluation result. The evaluation file is read through no symlink,
+// without blocking (a FIFO is refused), at most [MaxEvalBytes] of it, and
+// parsed strictly ([ParseEval]); the staging directory must be a directory
+// (not a symlink) holding something.
+func (r *run) successRule(evalName string) (*EvalResult, error) {
+	f, err := r.pub.OpenFile(evalName, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%w: no evaluation result at $%s: %w", ErrEvaluation, EnvEvalFile, err)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	b, err := readBounded(f, MaxEvalBytes, "the evaluation result")
 	f.Close()
 	if err != nil {
+		if errors.Is(err, ErrTooLarge) {
+			return nil, fmt.Errorf("%w: %w (the limit is 1 MiB)", ErrEvaluation, err)
+		}
 		return nil, fmt.Errorf("%w: %w", ErrEvaluation, err)
 	}
-	if _, err := parseEval(b); err != nil {
+	ev, err := ParseEval(b)
+	if err != nil {
 		return nil, err
 	}
-	var compact json.RawMessage
-	if err := json.Unmarshal(b, &compact); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrEvaluation, err)
+	fi, err := r.staging.root.Lstat(r.staging.name)
+	switch {
+	case isNotExist(err):
+		return nil, fmt.Errorf("%w: $%s was removed", ErrEmptyCheckpoint, EnvStagingDir)
+	case err != nil:
+		return nil, fmt.Errorf("%w: $%s: %w", ErrUnsafeFile, EnvStagingDir, err)
+	case !fi.IsDir():
+		return nil, fmt.Errorf("%w: $%s was replaced by a %s (only a directory is staged; symlinks are never followed)", ErrUnsafeFile, EnvStagingDir, fileKind(fi.Mode()))
 	}
-	ents, err := r.fsys.ReadDir(r.res.Staging)
-	if err != nil {
+	ents, err := r.staging.root.ReadDir(r.staging.name, 1<<20)
+	if err != nil && !errors.Is(err, ErrTooLarge) {
 		return nil, fmt.Errorf("%w: %w", ErrEmptyCheckpoint, err)
 	}
-	if len(ents) == 0 {
+	if err == nil && len(ents) == 0 {
 		return nil, fmt.Errorf("%w: $%s is empty", ErrEmptyCheckpoint, EnvStagingDir)
 	}
-	return compactJSON(b), nil
+	return ev, nil
 }
 
-func compactJSON(b []byte) json.RawMessage {
-	var v any
-	if json.Unmarshal(b, &v) != nil {
+// verifyCommand runs the user's verify command, if any, on the staged
+// checkpoint. It runs before the final verification, which then checks
+// that the command changed nothing.
+func (r *run) verifyCommand(ctx context.Context) error {
+	if len(r.cfg.VerifyCommand) == 0 {
 		return nil
 	}
-	out, _ := json.Marshal(v)
-	return out
-}
-
-// verifyCommand runs the user's verify command, if any, on the verified
-// checkpoint m.
-func (r *run) verifyCommand(ctx context.Context, m *Manifest) (*Manifest, error) {
-	if len(r.cfg.VerifyCommand) == 0 {
-		return m, nil
-	}
 	env := append(append([]string(nil), r.cfg.Env...), EnvCheckpointDir+"="+r.res.Staging, EnvRunID+"="+r.cfg.RunID, EnvName+"="+r.cfg.Name)
-	proc := Process{Argv: r.cfg.VerifyCommand, Env: env, Dir: r.cfg.Dir, Grace: r.cfg.Grace,
-		Stdout: filepath.Join(r.res.RunDir, "verify.stdout.log"), Stderr: filepath.Join(r.res.RunDir, "verify.stderr.log")}
-	stop := r.ticker("verifying")
-	exit, err := r.cfg.Runner.Run(ctx, proc, nil)
-	stop()
+	exit, err, tampered := r.runProcess(ctx, r.cfg.VerifyCommand, env, "verify.", "verifying", nil)
 	switch {
-	case err != nil:
-		return nil, fmt.Errorf("%w: %w", ErrVerifyCommand, err)
 	case exit.Interrupted:
-		return nil, fmt.Errorf("%w: verify command interrupted", ErrInterrupted)
+		return fmt.Errorf("%w: verify command interrupted", ErrInterrupted)
+	case tampered != nil:
+		return fmt.Errorf("%w: by the verify command: %w", ErrVerification, tampered)
+	case err != nil:
+		return fmt.Errorf("%w: %w", ErrVerifyCommand, err)
 	case exit.Code != 0:
-		return nil, fmt.Errorf("%w: %s exited %d: %s", ErrVerifyCommand, strings.Join(r.cfg.VerifyCommand, " "), exit.Code, tail(proc.Stderr, 512))
+		return fmt.Errorf("%w: %s exited %d: %s", ErrVerifyCommand, strings.Join(r.cfg.VerifyCommand, " "), exit.Code, r.logs["verify.stderr.log"].Tail(512))
 	}
-	// The command must not have changed the checkpoint's file set or sizes.
-	w, err := walk(r.fsys, r.res.Staging, true)
-	if err != nil {
-		return nil, fmt.Errorf("%w: after the verify command: %w", ErrVerification, err)
-	}
-	if len(w.files) != len(m.Files) {
-		return nil, fmt.Errorf("%w: the verify command changed the checkpoint's files", ErrVerification)
-	}
-	for i, f := range w.files {
-		if f.Path != m.Files[i].Path || f.Size != m.Files[i].Size {
-			return nil, fmt.Errorf("%w: the verify command changed %s", ErrVerification, f.Path)
-		}
-	}
-	return m, nil
+	return nil
 }
 
 // ticker reports progress of a step of unknown length every second.
@@ -647,25 +797,8 @@ func exitDetail(e Exit) map[string]any {
 	if e.Killed {
 		d["sigkill_after_grace"] = true
 	}
+	if len(e.Orphans) > 0 {
+		d["orphans_killed"] = len(e.Orphans)
+	}
 	return d
-}
-
-// tail returns the last n bytes of a log file, for error messages.
-func tail(name string, n int64) string {
-	f, err := os.Open(name)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return ""
-	}
-	off := fi.Size() - n
-	if off < 0 {
-		off = 0
-	}
-	b := make([]byte, fi.Size()-off)
-	_, _ = f.ReadAt(b, off)
-	return strings.TrimSpace(string(b))
 }

@@ -1,18 +1,14 @@
 package checkpoint
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -64,8 +60,14 @@ type RecoverOptions struct {
 	// PublishDir is the publish directory to inspect.
 	PublishDir string
 	// Journal, if set, limits recovery to that journal's run, which must
-	// be a run of PublishDir ([ErrForeignJournal] otherwise).
+	// be a run of PublishDir ([ErrForeignJournal] otherwise). It is also
+	// how recovery reads the journal of a run that kept it outside its run
+	// directory (run --journal).
 	Journal string
+	// StagingRoot, if set, is a staging root the runs used besides the
+	// default one (run --staging-root): their leftovers there are removed
+	// too. Recovery never removes anything at a path it read from disk.
+	StagingRoot string
 	// Pending limits recovery to runs that need it: a run whose journal is
 	// terminal, or that was recovered before, and that left no staging
 	// directory is skipped without re-verifying its checkpoint. The
@@ -78,104 +80,178 @@ type RecoverOptions struct {
 
 // Recover inspects the runs recorded under PublishDir/.tracecheck: for each
 // run whose publisher is gone it reports the real outcome — established
-// from the publish directory, verified against the manifest, never guessed
-// from a nonterminal journal — kills the run's leftover processes, removes
-// its staging leftovers, and records what it did in the run directory's
-// recovery.json. Runs whose publisher still holds the lock are reported
-// active and left alone.
+// from the publish directory, verified against the manifest and against
+// the journal's Verified receipt, never guessed from a nonterminal journal
+// — kills the run's leftover processes, removes its staging leftovers, and
+// records what it did in the run directory's recovery.json. Runs whose
+// publisher still holds the lock are reported active and left alone.
+//
+// Every path recovery acts on is derived from PublishDir and the run's ID
+// (the name of its directory); nothing read from disk names a path it
+// removes. A run that could not be examined (an unreadable run.json or
+// journal, a journal that is a symlink or a FIFO) has RunReport.Error set.
 func Recover(ctx context.Context, opt RecoverOptions) ([]RunReport, error) {
 	if opt.PublishDir == "" {
 		return nil, fmt.Errorf("%w: no publish directory", ErrConfig)
 	}
-	pub, err := filepath.Abs(opt.PublishDir)
+	pubDir, err := filepath.Abs(opt.PublishDir)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	opt.PublishDir = pub
+	opt.PublishDir = pubDir
 	if opt.FS == nil {
 		opt.FS = OSFS{}
 	}
+	pub, err := opt.FS.OpenRoot(pubDir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: publish directory: %w", ErrConfig, err)
+	}
+	defer pub.Close()
+	st := where{root: pub, name: stagingDir}
+	if opt.StagingRoot != "" {
+		sr, err := opt.FS.OpenRoot(opt.StagingRoot)
+		if err != nil {
+			return nil, fmt.Errorf("%w: staging root: %w", ErrConfig, err)
+		}
+		defer sr.Close()
+		st = where{root: sr, name: "."}
+	}
+	return recoverIn(ctx, pub, opt, st)
+}
+
+// recoverIn is Recover on the open publish directory pub, whose runs' extra
+// staging root (if any) is st.
+func recoverIn(ctx context.Context, pub Root, opt RecoverOptions, st where) ([]RunReport, error) {
 	if opt.Clock == nil {
 		opt.Clock = SystemClock{}
 	}
-	if fi, err := opt.FS.Lstat(pub); err != nil || !fi.IsDir() {
-		if err == nil {
-			err = errors.New("not a directory")
-		}
-		return nil, fmt.Errorf("%w: publish directory %s: %w", ErrConfig, pub, err)
+	rc := recoverer{ctx: ctx, pub: pub, opt: opt, staging: []where{{pub, stagingDir}}}
+	if st.name != stagingDir || st.root != pub {
+		rc.staging = append(rc.staging, st)
 	}
-	runs := filepath.Join(pub, MetaDir, "runs")
 	if opt.Journal != "" {
-		dir, err := journalRunDir(opt, runs)
+		run, err := rc.journalRun()
 		if err != nil {
 			return nil, err
 		}
-		return []RunReport{recoverRun(ctx, opt, dir)}, nil
+		return []RunReport{rc.run(run)}, nil
 	}
-	ents, err := opt.FS.ReadDir(runs)
-	if errors.Is(err, fs.ErrNotExist) {
+	if fi, err := pub.Lstat(MetaDir); isNotExist(err) {
+		return nil, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrStorage, err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("%w: %s is a %s, not the publisher's directory", ErrStorage, filepath.Join(pub.Path(), MetaDir), fileKind(fi.Mode()))
+	}
+	ents, err := pub.ReadDir(runsDir, MaxRuns)
+	if isNotExist(err) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrStorage, err)
 	}
 	var out []RunReport
 	for _, e := range ents {
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
-		dir := filepath.Join(runs, e.Name())
-		if strings.HasPrefix(e.Name(), ".new-") {
-			// A publisher that died while creating its run directory.
-			if l, err := lockRun(filepath.Join(dir, "lock")); err == nil {
-				_ = opt.FS.RemoveAll(dir)
-				l.unlock()
+		name := e.Name()
+		if strings.HasSuffix(name, ".lock") {
+			continue
+		}
+		if run, ok := strings.CutPrefix(name, ".new-"); ok {
+			// A publisher that died while creating its run directory: its
+			// lock, taken before the directory was made, is free.
+			if ValidateName(run) != nil {
+				continue
 			}
+			l, err := lockRun(pub, lockName(run), false)
+			if err == nil || isNotExist(err) {
+				_ = pub.RemoveAll(runsDir + "/" + name)
+			}
+			l.unlock()
 			continue
 		}
-		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+		if strings.HasPrefix(name, ".") {
 			continue
 		}
-		if opt.Pending && settled(opt.FS, dir) {
+		if ValidateName(name) != nil {
+			out = append(out, RunReport{Run: name, Time: opt.Clock.Now().UTC(),
+				Error: fmt.Sprintf("%q is not a run ID: not examined", name)})
 			continue
 		}
-		out = append(out, recoverRun(ctx, opt, dir))
+		if opt.Pending && rc.settled(name) {
+			continue
+		}
+		out = append(out, rc.run(name))
 	}
 	return out, nil
 }
 
-// settled reports whether a run needs no recovery: its journal is
-// terminal or it was recovered before, and it has no staging directory.
-func settled(fsys FS, dir string) bool {
-	meta, err := readRunMeta(fsys, dir)
-	if err != nil {
-		return false
-	}
-	if _, err := fsys.Lstat(meta.Staging); !errors.Is(err, fs.ErrNotExist) {
-		return false
-	}
-	if _, err := fsys.Lstat(filepath.Join(dir, "recovery.json")); err == nil {
-		return true
-	}
-	f, err := fsys.OpenFile(meta.Journal, os.O_RDONLY, 0)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	s, err := ReadJournal(f)
-	return err == nil && s.Terminal && s.Run == meta.Run
+// MaxRuns is the most entries recovery reads from the runs directory.
+const MaxRuns = 1 << 20
+
+// recoverer is one recovery of a publish directory.
+type recoverer struct {
+	ctx     context.Context
+	pub     Root
+	opt     RecoverOptions
+	staging []where // staging roots whose leftovers are removed
 }
 
-// journalRunDir finds the run directory of the journal opt.Journal.
-func journalRunDir(opt RecoverOptions, runs string) (string, error) {
-	f, err := opt.FS.OpenFile(opt.Journal, os.O_RDONLY, 0)
+// stagingLeft returns the staging leftovers of run that exist.
+func (rc *recoverer) stagingLeft(run string) []where {
+	var out []where
+	for _, st := range rc.staging {
+		w := where{st.root, path.Join(st.name, run)}
+		if _, err := w.root.Lstat(w.name); !isNotExist(err) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// settled reports whether a run needs no recovery: it left no staging
+// directory, and its journal is terminal or it was recovered before.
+func (rc *recoverer) settled(run string) bool {
+	if len(rc.stagingLeft(run)) > 0 {
+		return false
+	}
+	if fi, err := rc.pub.Lstat(runDirName(run) + "/recovery.json"); err == nil && fi.Mode().IsRegular() {
+		return true
+	}
+	s, err := readJournalAt(rc.pub, runDirName(run)+"/journal.ndjson")
+	return err == nil && s.Terminal && s.Run == run
+}
+
+// readJournalAt reads the journal name in root: a regular file, opened
+// without following a symlink or blocking, read within the limits of
+// [ReadJournal].
+func readJournalAt(root Root, name string) (*JournalSummary, error) {
+	f, err := root.OpenFile(name, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadJournal(f)
+}
+
+// journalRun returns the run of the journal opt.Journal, which must be a
+// run of the publish directory that keeps its journal there.
+func (rc *recoverer) journalRun() (string, error) {
+	opt := rc.opt
+	abs, err := filepath.Abs(opt.Journal)
 	if err != nil {
 		return "", fmt.Errorf("%w: journal: %w", ErrConfig, err)
 	}
-	s, err := ReadJournal(f)
-	f.Close()
+	jr, err := opt.FS.OpenRoot(filepath.Dir(abs))
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%w: journal: %w", ErrConfig, err)
+	}
+	defer jr.Close()
+	s, err := readJournalAt(jr, filepath.Base(abs))
+	if err != nil {
+		return "", fmt.Errorf("%w: journal %s: %w", ErrConfig, opt.Journal, err)
 	}
 	if s.Run == "" {
 		return "", fmt.Errorf("%w: journal %s holds no receipt", ErrConfig, opt.Journal)
@@ -186,167 +262,257 @@ func journalRunDir(opt RecoverOptions, runs string) (string, error) {
 	if ValidateName(s.Run) != nil {
 		return "", fmt.Errorf("%w: journal %s names run %q", ErrForeignJournal, opt.Journal, s.Run)
 	}
-	dir := filepath.Join(runs, s.Run)
-	meta, err := readRunMeta(opt.FS, dir)
+	meta, err := readRunMeta(rc.pub, s.Run)
 	if err != nil {
 		return "", fmt.Errorf("%w: journal %s is run %q, which is not a run of %s: %w", ErrForeignJournal, opt.Journal, s.Run, opt.PublishDir, err)
 	}
-	abs, _ := filepath.Abs(opt.Journal)
 	if meta.Journal != abs {
 		return "", fmt.Errorf("%w: run %q of %s keeps its journal at %s, not %s", ErrForeignJournal, s.Run, opt.PublishDir, meta.Journal, abs)
 	}
-	return dir, nil
+	return s.Run, nil
 }
 
-func readRunMeta(fsys FS, dir string) (*runMeta, error) {
-	f, err := fsys.OpenFile(filepath.Join(dir, "run.json"), os.O_RDONLY, 0)
+// maxRunMetaBytes bounds the read of run.json.
+const maxRunMetaBytes = 64 << 10
+
+// readRunMeta reads run.json of run, strictly and within bounds, and
+// checks that it names this run and a valid checkpoint name.
+func readRunMeta(root Root, run string) (*runMeta, error) {
+	f, err := root.OpenFile(runDirName(run)+"/run.json", os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var m runMeta
-	if err := json.NewDecoder(f).Decode(&m); err != nil {
+	b, err := readBounded(f, maxRunMetaBytes, "run.json")
+	if err != nil {
+		return nil, err
+	}
+	if err := strictJSON(b, 8); err != nil {
 		return nil, fmt.Errorf("run.json: %w", err)
 	}
-	if m.Run != filepath.Base(dir) || ValidateName(m.Run) != nil || ValidateName(m.Name) != nil {
-		return nil, fmt.Errorf("run.json of %s names run %q, checkpoint %q", dir, m.Run, m.Name)
+	var m runMeta
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("run.json: %w", err)
+	}
+	if m.Run != run {
+		return nil, fmt.Errorf("run.json of run %s names run %q", run, m.Run)
+	}
+	if err := ValidateName(m.Name); err != nil {
+		return nil, fmt.Errorf("run.json of run %s: checkpoint %w", run, err)
 	}
 	return &m, nil
 }
 
-func recoverRun(ctx context.Context, opt RecoverOptions, dir string) (rep RunReport) {
-	fsys := opt.FS
-	rep = RunReport{Run: filepath.Base(dir), Time: opt.Clock.Now().UTC()}
-	lock, err := lockRun(filepath.Join(dir, "lock"))
-	if errors.Is(err, ErrRunActive) {
+// run recovers one run.
+func (rc *recoverer) run(run string) (rep RunReport) {
+	pub, opt := rc.pub, rc.opt
+	rep = RunReport{Run: run, Time: opt.Clock.Now().UTC()}
+	lock, err := lockRun(pub, lockName(run), false)
+	if isNotExist(err) {
+		// Runs of earlier versions kept their lock inside the run directory.
+		lock, err = lockRun(pub, runDirName(run)+"/lock", false)
+	}
+	switch {
+	case errors.Is(err, ErrRunActive):
 		rep.Outcome = OutcomeActive
 		return rep
-	}
-	if err != nil {
-		rep.Error = err.Error()
+	case err != nil && !isNotExist(err):
+		rep.Error = "lock: " + err.Error()
 		return rep
 	}
 	defer lock.unlock()
-	meta, err := readRunMeta(fsys, dir)
-	if err != nil {
-		rep.Error = err.Error()
+	if fi, err := pub.Lstat(runDirName(run)); err != nil || !fi.IsDir() {
+		if err == nil {
+			err = fmt.Errorf("%w: it is a %s", ErrUnsafePath, fileKind(fi.Mode()))
+		}
+		rep.Error = "run directory: " + err.Error()
 		return rep
-	}
-	rep.Name = meta.Name
-	if meta.PublishDir != opt.PublishDir {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("run.json names publish directory %s", meta.PublishDir))
 	}
 
 	// What the journal says (it may be cut short: uncertain).
-	journalSaysPublished := false
-	if f, err := fsys.OpenFile(meta.Journal, os.O_RDONLY, 0); err != nil {
-		rep.Notes = append(rep.Notes, "journal unreadable: "+err.Error())
-	} else {
-		s, err := ReadJournal(f)
-		f.Close()
-		switch {
-		case err != nil:
-			rep.Notes = append(rep.Notes, "journal: "+err.Error())
-		case s.Run != "" && s.Run != meta.Run:
-			rep.Notes = append(rep.Notes, fmt.Sprintf("journal %s belongs to run %q; ignored", meta.Journal, s.Run))
-		default:
-			rep.JournalPhase, rep.JournalTerminal = s.Last, s.Terminal
-			journalSaysPublished = s.Last == PhasePublished.String()
-			if !s.Terminal {
-				rep.Notes = append(rep.Notes, fmt.Sprintf("journal ends in %q without a terminal receipt: uncertain, outcome taken from the checkpoint directory", s.Last))
-			}
+	var journal *JournalSummary
+	var journalErr error
+	meta, metaErr := readRunMeta(pub, run)
+	defaultJournal := runDirName(run) + "/journal.ndjson"
+	switch {
+	case opt.Journal != "":
+		jr, err := opt.FS.OpenRoot(filepath.Dir(opt.Journal))
+		if err == nil {
+			journal, journalErr = readJournalAt(jr, filepath.Base(opt.Journal))
+			jr.Close()
+		} else {
+			journalErr = err
+		}
+	case metaErr == nil && meta.Journal != "" && meta.Journal != filepath.Join(pub.Path(), filepath.FromSlash(defaultJournal)):
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the run kept its journal at %s: pass --journal %s to compare it", meta.Journal, meta.Journal))
+	default:
+		journal, journalErr = readJournalAt(pub, defaultJournal)
+		if isNotExist(journalErr) {
+			rep.Notes = append(rep.Notes, "no journal: the publisher died before writing it")
+			journal, journalErr = nil, nil
 		}
 	}
+	if journalErr != nil {
+		rep.Error = "journal: " + journalErr.Error()
+		journal = nil
+	}
+	if journal != nil && journal.Run != "" && journal.Run != run {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the journal belongs to run %q; ignored", journal.Run))
+		journal = nil
+	}
+	if journal != nil {
+		rep.JournalPhase, rep.JournalTerminal = journal.Last, journal.Terminal
+		if !journal.Terminal {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("journal ends in %q without a terminal receipt: uncertain, outcome taken from the checkpoint directory", journal.Last))
+		}
+	}
+	name := ""
+	switch {
+	case metaErr == nil:
+		name = meta.Name
+		if journal != nil && journal.Name != "" && journal.Name != name {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("run.json names checkpoint %q, the journal %q", name, journal.Name))
+		}
+	case journal != nil && ValidateName(journal.Name) == nil:
+		name = journal.Name
+		rep.Notes = append(rep.Notes, "run.json: "+metaErr.Error()+"; the checkpoint name comes from the journal")
+	default:
+		if rep.Error == "" {
+			rep.Error = "run.json: " + metaErr.Error()
+		}
+	}
+	rep.Name = name
 
 	// Nothing of the run may still be writing.
-	rep.Killed = killRunProcesses(meta.Run)
+	rep.Killed, _ = killRunProcesses(run, false)
 
 	// The publish directory is the truth.
+	if name != "" {
+		rc.outcome(&rep, name, journal)
+	} else {
+		rep.Outcome = OutcomeNotPublished
+		rep.Notes = append(rep.Notes, "the checkpoint name is unknown: the outcome could not be established from the directory")
+	}
+
+	// Staging leftovers, where the run's ID puts them.
+	for _, w := range rc.stagingLeft(run) {
+		if err := w.root.RemoveAll(w.name); err != nil {
+			rep.Error = joinText(rep.Error, "removing staging leftover: "+err.Error())
+		} else {
+			rep.Removed = append(rep.Removed, w.abs())
+			_ = w.root.SyncDir(path.Dir(w.name))
+		}
+	}
+	if metaErr == nil && meta.StagingRoot != "" && !rc.knowsStagingRoot(meta.StagingRoot) {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the run staged under %s: pass --staging-root %s to remove its leftovers there", meta.StagingRoot, meta.StagingRoot))
+	}
+	if err := writeRecord(pub, runDirName(run), rep); err != nil {
+		rep.Error = joinText(rep.Error, "recording recovery: "+err.Error())
+	}
+	return rep
+}
+
+func (rc *recoverer) knowsStagingRoot(dir string) bool {
+	for _, st := range rc.staging {
+		if st.abs() == filepath.Clean(dir) || (st.name == "." && st.root.Path() == filepath.Clean(dir)) {
+			return true
+		}
+	}
+	return false
+}
+
+func joinText(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+// outcome establishes, from the publish directory, whether the checkpoint
+// name holds this run's verified checkpoint.
+func (rc *recoverer) outcome(rep *RunReport, name string, journal *JournalSummary) {
 	rep.Outcome = OutcomeNotPublished
-	target := filepath.Join(opt.PublishDir, meta.Name)
-	if _, err := fsys.Lstat(target); err == nil {
-		m, merr := ReadManifest(fsys, target)
+	target := filepath.Join(rc.pub.Path(), name)
+	fi, err := rc.pub.Lstat(name)
+	switch {
+	case isNotExist(err):
+	case err != nil:
+		rep.Error = joinText(rep.Error, fmt.Sprintf("%s: %v", target, err))
+	case !fi.IsDir():
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%s is a %s: not this run's checkpoint", target, fileKind(fi.Mode())))
+	default:
+		m, _, merr := readManifest(rc.pub, name)
 		switch {
 		case merr != nil:
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s exists without a readable manifest: not this run's", target))
-		case m.Run != meta.Run:
+		case m.Run != rep.Run:
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s was published by run %q", target, m.Run))
 		default:
 			rep.Checkpoint = target
 			rep.Digest = m.Digest
-			if _, err := Verify(ctx, fsys, target, nil); err != nil {
+			if _, err := verify(rc.ctx, rc.pub, name, nil, nil); err != nil {
 				rep.Outcome = OutcomeUnverified
-				rep.Error = err.Error()
+				rep.Error = joinText(rep.Error, err.Error())
+			} else if journal == nil {
+				rep.Outcome = OutcomePublished
+				rep.Notes = append(rep.Notes, "no journal to compare the checkpoint with: verified against its manifest only")
+			} else if err := journalAgrees(journal, m); err != nil {
+				rep.Outcome = OutcomeUnverified
+				rep.Error = joinText(rep.Error, err.Error())
 			} else {
 				rep.Outcome = OutcomePublished
 			}
 		}
 	}
+	journalSaysPublished := journal != nil && journal.Last == PhasePublished.String()
 	if journalSaysPublished && rep.Outcome == OutcomeNotPublished {
 		rep.Notes = append(rep.Notes, "the journal says Published but the checkpoint directory does not hold this run's checkpoint")
 	}
 	if rep.Outcome != OutcomeNotPublished && rep.JournalTerminal && !journalSaysPublished {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("the journal says %s but the checkpoint is published", rep.JournalPhase))
 	}
-
-	// Staging leftovers.
-	if filepath.Base(meta.Staging) == meta.Run && meta.Staging != target {
-		if _, err := fsys.Lstat(meta.Staging); err == nil {
-			if err := fsys.RemoveAll(meta.Staging); err != nil {
-				rep.Error = "removing staging leftover: " + err.Error()
-			} else {
-				rep.Removed = append(rep.Removed, meta.Staging)
-				_ = fsys.SyncDir(filepath.Dir(meta.Staging))
-			}
-		}
-	}
-	if err := writeRecord(fsys, dir, rep); err != nil && rep.Error == "" {
-		rep.Error = "recording recovery: " + err.Error()
-	}
-	return rep
 }
 
-// writeRecord replaces dir/recovery.json with rep, durably.
-func writeRecord(fsys FS, dir string, rep RunReport) error {
+// journalAgrees checks a published checkpoint's manifest against the
+// receipts of the run that published it: the run must have recorded its
+// verification (ReloadAndVerify) of exactly this digest, and its
+// publication receipt, if written, the same digest. A checkpoint edited
+// after publication together with its manifest and digest verifies
+// against itself; it does not against the journal.
+func journalAgrees(s *JournalSummary, m *Manifest) error {
+	if s.Run != m.Run {
+		return fmt.Errorf("%w: the journal is run %q, the manifest names run %q", ErrVerification, s.Run, m.Run)
+	}
+	d, ok := s.Receipt(ActionReloadAndVerify)
+	if !ok {
+		return fmt.Errorf("%w: the journal of run %s has no %s receipt: the run never verified a checkpoint", ErrVerification, m.Run, ActionReloadAndVerify)
+	}
+	if got, _ := d["digest"].(string); got != m.Digest {
+		return fmt.Errorf("%w: the run verified a checkpoint of digest %s, the published manifest says %s (changed after verification)", ErrVerification, got, m.Digest)
+	}
+	if d, ok := s.Receipt(ActionAtomicPublication); ok {
+		if got, _ := d["digest"].(string); got != m.Digest {
+			return fmt.Errorf("%w: the run published a checkpoint of digest %s, the published manifest says %s", ErrVerification, got, m.Digest)
+		}
+	}
+	return nil
+}
+
+// writeRecord replaces dir/recovery.json (dir in root) with rep, durably.
+func writeRecord(root Root, dir string, rep RunReport) error {
 	b, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(dir, ".recovery.json.tmp")
-	_ = fsys.RemoveAll(tmp)
-	if err := writeFileSync(fsys, tmp, append(b, '\n')); err != nil {
+	tmp := dir + "/.recovery.json.tmp"
+	if err := root.RemoveAll(tmp); err != nil {
 		return err
 	}
-	if err := fsys.Rename(tmp, filepath.Join(dir, "recovery.json")); err != nil {
+	if err := writeFileSync(root, tmp, append(b, '\n')); err != nil {
 		return err
 	}
-	return fsys.SyncDir(dir)
-}
-
-// killRunProcesses SIGKILLs every process whose environment carries this
-// run's TRACECHECK_RUN_ID: children of a dead publisher that escaped
-// Pdeathsig. It returns their PIDs.
-func killRunProcesses(run string) []int {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
+	if err := root.Rename(tmp, dir+"/recovery.json"); err != nil {
+		return err
 	}
-	needle := []byte("\x00" + EnvRunID + "=" + run + "\x00")
-	self := os.Getpid()
-	var killed []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == self {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil || !bytes.Contains(append(append([]byte{0}, env...), 0), needle) {
-			continue
-		}
-		if syscall.Kill(pid, syscall.SIGKILL) == nil {
-			killed = append(killed, pid)
-		}
-	}
-	sort.Ints(killed)
-	return killed
+	return root.SyncDir(dir)
 }

@@ -3,9 +3,11 @@ package checkpoint
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -18,11 +20,16 @@ type Process struct {
 	Env []string
 	// Dir is the working directory ("" for the publisher's).
 	Dir string
-	// Stdout and Stderr name the files that capture the child's output.
-	Stdout, Stderr string
+	// Stdout and Stderr receive the child's output (nil discards it). The
+	// child writes into a pipe, never into a file the publisher opened by
+	// name, and Run returns only when the copy is done.
+	Stdout, Stderr io.Writer
 	// Grace is how long an interrupted child has between SIGTERM and
 	// SIGKILL.
 	Grace time.Duration
+	// Run is the run the process belongs to, its $TRACECHECK_RUN_ID: when
+	// the child ends, every process carrying it is killed.
+	Run string
 }
 
 // Exit is how a process ended.
@@ -37,6 +44,9 @@ type Exit struct {
 	Interrupted bool
 	// Killed reports that SIGKILL was needed after the grace period.
 	Killed bool
+	// Orphans are the PIDs of descendants that outlived the child (they
+	// left its process group) and were killed when it ended.
+	Orphans []int
 }
 
 // Runner runs a child process to completion.
@@ -44,57 +54,130 @@ type Runner interface {
 	// Run starts p, calls started with its PID once it runs (an error from
 	// started kills it), and waits for it to end. When ctx ends first, the
 	// child's process group gets SIGTERM, then SIGKILL after p.Grace, and
-	// the Exit is marked Interrupted. An error wrapping [ErrStart] means
-	// the process never ran.
+	// the Exit is marked Interrupted. When Run returns, no process of p —
+	// the child and its descendants, including those that left its process
+	// group — is alive, or the error wraps [ErrEscaped]. An error wrapping
+	// [ErrStart] means the process never ran.
 	Run(ctx context.Context, p Process, started func(pid int) error) (Exit, error)
 }
 
 // ExecRunner runs processes with os/exec, each in its own process group.
-// When the child exits, whatever is left of its group (background children
-// it forked) is killed, so nothing of the program outlives it and touches
-// the staging directory afterwards.
-type ExecRunner struct{}
+// When the child exits, whatever is left of its group is killed, and so is
+// every process that carries the run's $TRACECHECK_RUN_ID in its
+// environment (a descendant that left the group with setsid), so nothing of
+// the program outlives it and touches the checkpoint afterwards.
+type ExecRunner struct {
+	// Subreaper makes the calling process a child subreaper
+	// (PR_SET_CHILD_SUBREAPER): every orphaned descendant of a program is
+	// adopted by it, and when the program ends, every child of the calling
+	// process that this runner did not start (and that carries no other
+	// active run's ID) is killed, even one that cleared its environment.
+	// Set it only in a process that starts no other children, as
+	// `tracecheck run` does: other code's children would be killed too.
+	Subreaper bool
+}
 
 var _ Runner = ExecRunner{}
 
 // Run implements [Runner].
-func (ExecRunner) Run(ctx context.Context, p Process, started func(pid int) error) (Exit, error) {
+func (r ExecRunner) Run(ctx context.Context, p Process, started func(pid int) error) (Exit, error) {
 	if len(p.Argv) == 0 {
 		return Exit{}, fmt.Errorf("%w: empty command", ErrStart)
 	}
-	stdout, err := os.OpenFile(p.Stdout, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-	if err != nil {
-		return Exit{}, fmt.Errorf("%w: stdout: %w", ErrStart, err)
+	if r.Subreaper {
+		if err := becomeSubreaper(); err != nil {
+			return Exit{}, fmt.Errorf("%w: %w", ErrStart, err)
+		}
 	}
-	defer stdout.Close()
-	stderr, err := os.OpenFile(p.Stderr, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-	if err != nil {
-		return Exit{}, fmt.Errorf("%w: stderr: %w", ErrStart, err)
-	}
-	defer stderr.Close()
-
 	cmd := exec.Command(p.Argv[0], p.Argv[1:]...)
 	cmd.Env = p.Env
 	cmd.Dir = p.Dir
 	cmd.Stdin = nil
-	cmd.Stdout = stdout
-	cmd.Stderr = stderr
 	// Its own process group, so signals reach the program's children too;
 	// and SIGKILL if the publisher itself dies.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	var copies sync.WaitGroup
+	var pipes []*os.File
+	for _, out := range []struct {
+		w   io.Writer
+		set *io.Writer
+	}{{p.Stdout, &cmd.Stdout}, {p.Stderr, &cmd.Stderr}} {
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			closeAll(pipes)
+			return Exit{}, fmt.Errorf("%w: pipe: %w", ErrStart, err)
+		}
+		*out.set = pw // an *os.File: the child gets the descriptor itself
+		pipes = append(pipes, pr, pw)
+		w := out.w
+		if w == nil {
+			w = io.Discard
+		}
+		copies.Add(1)
+		go func() {
+			defer copies.Done()
+			_, _ = io.Copy(w, pr)
+		}()
+	}
+	// finish closes the pipes' write ends, lets the copies drain what the
+	// (dead) writers left, and ends them.
+	finish := func() {
+		for i := 1; i < len(pipes); i += 2 {
+			pipes[i].Close()
+		}
+		for i := 0; i < len(pipes); i += 2 {
+			_ = pipes[i].SetReadDeadline(time.Now().Add(2 * time.Second))
+		}
+		copies.Wait()
+		for i := 0; i < len(pipes); i += 2 {
+			pipes[i].Close()
+		}
+	}
+
+	procs.mu.Lock()
+	err := cmd.Start()
+	if err == nil {
+		procs.tracked[cmd.Process.Pid] = true
+		procs.runs[p.Run]++
+	}
+	procs.mu.Unlock()
+	if err != nil {
+		finish()
 		return Exit{}, fmt.Errorf("%w: %s: %w", ErrStart, p.Argv[0], err)
+	}
+	for i := 1; i < len(pipes); i += 2 {
+		pipes[i].Close() // the child holds its own copies
 	}
 	pid := cmd.Process.Pid
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	go func() {
+		err := cmd.Wait()
+		procs.mu.Lock()
+		delete(procs.tracked, pid)
+		procs.mu.Unlock()
+		done <- err
+	}()
 	killGroup := func(sig syscall.Signal) { _ = syscall.Kill(-pid, sig) }
+	// end kills what is left of the program once the child is gone.
+	end := func(ex *Exit) error {
+		killGroup(syscall.SIGKILL) // leftovers of the group, if any
+		orphans, err := killRunProcesses(p.Run, r.Subreaper)
+		ex.Orphans = orphans
+		procs.mu.Lock()
+		if procs.runs[p.Run]--; procs.runs[p.Run] <= 0 {
+			delete(procs.runs, p.Run)
+		}
+		procs.mu.Unlock()
+		finish()
+		return err
+	}
 
 	ex := Exit{PID: pid}
 	if started != nil {
 		if err := started(pid); err != nil {
 			killGroup(syscall.SIGKILL)
 			<-done
+			_ = end(&ex)
 			return ex, err
 		}
 	}
@@ -115,14 +198,20 @@ func (ExecRunner) Run(ctx context.Context, p Process, started func(pid int) erro
 			<-done
 		}
 	}
-	killGroup(syscall.SIGKILL) // leftovers of the group, if any
+	eerr := end(&ex)
 	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
 	ex.Code = cmd.ProcessState.ExitCode()
 	if ws.Signaled() {
 		ex.Code = -1
 		ex.Signal = ws.Signal().String()
 	}
-	return ex, nil
+	return ex, eerr
+}
+
+func closeAll(fs []*os.File) {
+	for _, f := range fs {
+		f.Close()
+	}
 }
 
 // lookProgram checks that the interpreter exists and, for a Python
@@ -163,12 +252,6 @@ func lookProgram(argv []string, dir string) error {
 }
 
 func isPython(prog string) bool {
-	base := prog
-	for i := len(prog) - 1; i >= 0; i-- {
-		if prog[i] == '/' {
-			base = prog[i+1:]
-			break
-		}
-	}
+	base := filepath.Base(prog)
 	return len(base) >= 6 && base[:6] == "python"
 }

@@ -140,6 +140,28 @@ func TestStageRefuses(t *testing.T) {
 		{"socket-like reserved manifest", func(d string) error {
 			return os.WriteFile(filepath.Join(d, checkpoint.ManifestName), nil, 0o644)
 		}, "reserved"},
+		{"hard link to a file outside", func(d string) error {
+			out := filepath.Join(t.TempDir(), "outside")
+			if err := os.WriteFile(out, []byte("x"), 0o644); err != nil {
+				return err
+			}
+			return os.Link(out, filepath.Join(d, "weights"))
+		}, "hard links"},
+		{"name not valid UTF-8", func(d string) error { return os.WriteFile(filepath.Join(d, "w\xff.bin"), nil, 0o644) }, "not valid UTF-8"},
+		{"name with a bidi override", func(d string) error {
+			return os.WriteFile(filepath.Join(d, "model\u202enib.exe"), nil, 0o644)
+		}, "format character"},
+		{"name with a newline", func(d string) error { return os.WriteFile(filepath.Join(d, "a\nb"), nil, 0o644) }, "control character"},
+		{"nested too deep", func(d string) error {
+			p := d
+			for i := 0; i <= checkpoint.MaxDepth; i++ {
+				p = filepath.Join(p, "d")
+			}
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(p, "f"), nil, 0o644)
+		}, "nested deeper"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -151,6 +173,14 @@ func TestStageRefuses(t *testing.T) {
 				t.Fatalf("Stage = %v, want ErrUnsafeFile mentioning %q", err, tc.msg)
 			}
 		})
+	}
+	// Only empty directories: no checkpoint, said as such.
+	empty := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(empty, "a", "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := checkpoint.Stage(ctx, checkpoint.OSFS{}, empty, checkpoint.StageOptions{}); !errors.Is(err, checkpoint.ErrEmptyCheckpoint) || !strings.Contains(err.Error(), "no file") {
+		t.Fatalf("Stage of empty directories = %v, want ErrEmptyCheckpoint saying no file", err)
 	}
 	// Cancelled while hashing.
 	dir := t.TempDir()

@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := bin/tracecheck
 BENCHTIME ?= 1x
 
-.PHONY: all build verify test vet bench bench-explore formal tlc-traces crash fuzz clean
+.PHONY: all build verify test vet lint bench bench-explore formal tlc-traces crash fuzz clean
 
 all: build
 
@@ -38,12 +38,18 @@ verify: build
 	rm -rf $(VERIFY_DIR)
 	@echo "verify: PASS"
 
-# The tests: vet, then every package under the race detector.
-test: vet
-	$(GO) test -race -count=1 ./...
+# The tests: vet and staticcheck, then every package under the race
+# detector, each package's tests given TEST_TIMEOUT so a deadlock fails fast.
+TEST_TIMEOUT ?= 10m
+STATICCHECK  ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+test: vet lint
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 vet:
 	$(GO) vet ./...
+
+lint:
+	$(GO) run $(STATICCHECK) ./...
 
 # Every benchmark (figures in README.md): the explorer, trace validation,
 # the session coordinators and the publisher (1 GiB). BENCHTIME=5x for

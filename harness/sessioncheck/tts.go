@@ -17,7 +17,6 @@ func TTSClosedBeforeTeardown(events []trace.Event) []string {
 		torn bool
 	}
 	insts := map[string]*inst{}
-	var order []string
 	var bad []string
 	num := func(e trace.Event) uint64 {
 		switch v := e.Detail["response"].(type) {
@@ -33,7 +32,6 @@ func TTSClosedBeforeTeardown(events []trace.Event) []string {
 		if in == nil {
 			in = &inst{}
 			insts[e.Instance] = in
-			order = append(order, e.Instance)
 		}
 		switch {
 		case e.Action == "RespStart" && !e.Stutter:

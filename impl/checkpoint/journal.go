@@ -219,7 +219,8 @@ func replaceOwned(root Root, name string, b []byte) (File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("restore %s: %w", name, err)
 	}
-	if _, err := f.Write(b); err == nil {
+	_, err = f.Write(b)
+	if err == nil {
 		err = f.Sync()
 	}
 	if err != nil {

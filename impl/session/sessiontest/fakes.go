@@ -85,7 +85,7 @@ func (d *Detector) Speech(frame []int16) bool {
 		panic("sessiontest: detector panic")
 	}
 	if speech && d.Gate != nil {
-		_ = d.Gate.Wait(nil)
+		_ = d.Gate.Wait(context.Background())
 	}
 	return speech
 }
@@ -112,7 +112,7 @@ func (g *Generator) Generate(ctx context.Context, prompt string, emit func(strin
 	}
 	if g.Gate != nil {
 		if g.IgnoreCancel {
-			return g.Gate.Wait(nil)
+			return g.Gate.Wait(context.Background())
 		}
 		return g.Gate.Wait(ctx)
 	}
@@ -149,7 +149,7 @@ func (c *Compactor) Compact(ctx context.Context, history []string) ([]string, er
 	if c.Gate != nil {
 		var err error
 		if c.IgnoreCancel {
-			err = c.Gate.Wait(nil)
+			err = c.Gate.Wait(context.Background())
 		} else {
 			err = c.Gate.Wait(ctx)
 		}

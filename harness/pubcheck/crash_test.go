@@ -49,7 +49,8 @@ func crashChild() int {
 		}
 	}
 	res, err := checkpoint.Publish(context.Background(), checkpoint.Config{
-		PublishDir: job.PublishDir, Name: job.Name, Command: job.Command, Env: env, SkipRecovery: true})
+		PublishDir: job.PublishDir, Name: job.Name, Command: job.Command, Env: env, SkipRecovery: true,
+		Runner: checkpoint.ExecRunner{Subreaper: true}}) // a publisher process of its own, as tracecheck run is
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 3

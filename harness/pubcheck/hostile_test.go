@@ -1716,6 +1716,18 @@ good()
 with open(os.path.join(rundir, "journal.ndjson"), "ab") as f:
     f.write(b"GARBAGE, not a receipt\n")
 `},
+		{id: "34b", name: "journal-replaced-by-symlink-to-sentinel", want: wF(hActExecFails, "modified"), prog: `
+good()
+j = os.path.join(rundir, "journal.ndjson")
+os.remove(j)
+os.symlink(os.path.join(sentinel, "target.txt"), j)
+`},
+		{id: "34c", name: "journal-replaced-by-directory", want: wF(hActExecFails, "modified"), prog: `
+good()
+j = os.path.join(rundir, "journal.ndjson")
+os.remove(j)
+os.makedirs(os.path.join(j, "sub"))
+`},
 		{id: "35", name: "other-journal-to-dev-zero", want: wP(), heavy: true, recExits: []int{3}, prog: `
 good()
 runs = os.path.join(pub, ".tracecheck", "runs")

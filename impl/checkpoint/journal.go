@@ -164,15 +164,24 @@ func (j *journal) check() error {
 }
 
 // checkOwned checks that name in root is the open file f and holds exactly
-// want.
+// want. It returns an error wrapping [ErrTampered] only on evidence that
+// somebody changed it (it is gone, replaced, of another size or content);
+// a failure to look (an I/O error) is returned as such, wrapping
+// [ErrJournal], and must not lead to a restore.
 func checkOwned(root Root, name string, f File, want []byte) error {
 	fi, err := root.Lstat(name)
+	if isNotExist(err) {
+		return fmt.Errorf("%w: %s was removed", ErrTampered, name)
+	}
 	if err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrTampered, name, err)
+		if errors.Is(err, ErrUnsafePath) {
+			return fmt.Errorf("%w: %s: %w", ErrTampered, name, err)
+		}
+		return fmt.Errorf("%w: cannot check %s: %w", ErrJournal, name, err)
 	}
 	ours, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrTampered, name, err)
+		return fmt.Errorf("%w: cannot check %s: %w", ErrJournal, name, err)
 	}
 	a, _ := idOf(fi)
 	b, _ := idOf(ours)
@@ -186,18 +195,21 @@ func checkOwned(root Root, name string, f File, want []byte) error {
 	}
 	g, err := root.OpenFile(name, os.O_RDONLY, 0)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrTampered, name, err)
+		return fmt.Errorf("%w: cannot check %s: %w", ErrJournal, name, err)
 	}
 	defer g.Close()
-	got, err := readBounded(g, int64(len(want)), name)
-	if err != nil || !bytes.Equal(got, want) {
+	got, err := io.ReadAll(io.LimitReader(g, int64(len(want))+1))
+	if err != nil {
+		return fmt.Errorf("%w: cannot check %s: %w", ErrJournal, name, err)
+	}
+	if !bytes.Equal(got, want) {
 		return fmt.Errorf("%w: %s does not hold what the publisher wrote", ErrTampered, name)
 	}
 	return nil
 }
 
-// restore replaces whatever is at the journal's name by a new file holding
-// what the journal wrote, and goes on writing there.
+// restore puts back, at the journal's name, a file holding what the journal
+// wrote, and goes on writing there.
 func (j *journal) restore() error {
 	f, err := replaceOwned(j.root, j.name, j.out.written)
 	if err != nil {
@@ -208,14 +220,17 @@ func (j *journal) restore() error {
 	return nil
 }
 
-// replaceOwned removes name in root (whatever it is: a symlink or a FIFO
-// is removed as itself) and creates it anew holding b, fsynced, with its
-// directory; it returns the new file, open for appending.
+// replaceOwned atomically replaces name in root (whatever it is: a symlink
+// or a FIFO is replaced as itself, never followed) by a new file holding b:
+// written to a fresh name beside it, fsynced, renamed over it, its
+// directory fsynced. Until the rename, what was at name stays. It returns
+// the new file, open for appending.
 func replaceOwned(root Root, name string, b []byte) (File, error) {
-	if err := root.RemoveAll(name); err != nil {
+	tmp := name + ".restore"
+	if err := root.RemoveAll(tmp); err != nil {
 		return nil, fmt.Errorf("restore %s: %w", name, err)
 	}
-	f, err := root.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := root.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("restore %s: %w", name, err)
 	}
@@ -223,8 +238,14 @@ func replaceOwned(root Root, name string, b []byte) (File, error) {
 	if err == nil {
 		err = f.Sync()
 	}
+	if err == nil {
+		if err = root.Rename(tmp, name); err != nil && root.RemoveAll(name) == nil {
+			err = root.Rename(tmp, name) // name was a directory
+		}
+	}
 	if err != nil {
 		f.Close()
+		_ = root.RemoveAll(tmp)
 		return nil, fmt.Errorf("restore %s: %w", name, err)
 	}
 	_ = root.SyncDir(path.Dir(name))

@@ -49,12 +49,15 @@ func lockRun(root Root, name string, create bool) (*runLock, error) {
 // that removed or replaced it would let recovery think the run dead).
 func (l *runLock) check(root Root, name string) error {
 	fi, err := root.Lstat(name)
-	if err != nil {
+	if isNotExist(err) || errors.Is(err, ErrUnsafePath) {
 		return fmt.Errorf("%w: the run's lock %s: %w", ErrTampered, name, err)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: cannot check the run's lock %s: %w", ErrJournal, name, err)
 	}
 	ours, err := l.f.Stat()
 	if err != nil {
-		return fmt.Errorf("%w: the run's lock %s: %w", ErrTampered, name, err)
+		return fmt.Errorf("%w: cannot check the run's lock %s: %w", ErrJournal, name, err)
 	}
 	a, _ := idOf(fi)
 	b, _ := idOf(ours)

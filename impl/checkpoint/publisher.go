@@ -507,13 +507,15 @@ func (r *run) progress(p Progress) {
 // record) and reported as an error wrapping [ErrTampered].
 func (r *run) checkOwned() error {
 	var errs []error
-	if err := r.j.check(); err != nil {
+	if err := r.j.check(); errors.Is(err, ErrTampered) {
 		errs = append(errs, err)
 		if rerr := r.j.restore(); rerr != nil {
 			errs = append(errs, rerr)
 		}
+	} else if err != nil {
+		errs = append(errs, err)
 	}
-	if err := checkOwned(r.meta.root, r.meta.name, r.meta.f, r.meta.b); err != nil {
+	if err := checkOwned(r.meta.root, r.meta.name, r.meta.f, r.meta.b); errors.Is(err, ErrTampered) {
 		errs = append(errs, err)
 		if f, rerr := replaceOwned(r.meta.root, r.meta.name, r.meta.b); rerr != nil {
 			errs = append(errs, rerr)
@@ -521,10 +523,12 @@ func (r *run) checkOwned() error {
 			r.meta.f.Close()
 			r.meta.f = f
 		}
+	} else if err != nil {
+		errs = append(errs, err)
 	}
 	if err := r.lock.check(r.pub, lockName(r.cfg.RunID)); err != nil {
 		errs = append(errs, err)
-		if err := r.pub.RemoveAll(lockName(r.cfg.RunID)); err == nil {
+		if errors.Is(err, ErrTampered) && r.pub.RemoveAll(lockName(r.cfg.RunID)) == nil {
 			if l, err := lockRun(r.pub, lockName(r.cfg.RunID), true); err == nil {
 				r.lock.unlock()
 				*r.lock = *l

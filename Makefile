@@ -54,7 +54,7 @@ lint:
 # Every benchmark (figures in README.md): the explorer, trace validation,
 # the session coordinators and the publisher (1 GiB). BENCHTIME=5x for
 # steadier explorer/trace numbers; bench-tlc also needs TLA2TOOLS.
-bench: bench-explore bench-trace bench-session bench-publish
+bench: bench-explore bench-trace bench-check bench-session bench-publish
 
 bench-explore:
 	$(GO) test -run '^$$' -bench 'BenchmarkExplore' -benchmem -benchtime $(BENCHTIME) ./model/
@@ -93,6 +93,15 @@ bench-tlc:
 .PHONY: bench-trace fuzz-trace
 bench-trace:
 	$(GO) test -run '^$$' -bench 'BenchmarkCheckSessions|BenchmarkDecode' -benchmem -benchtime $(BENCHTIME) -cpu 1 ./harness/check/
+
+# tracecheck check at scale, one core: a trace of 1,000,000 program instances
+# of one Init event each, in the library (events/s, heap per live instance)
+# and end to end through the CLI (events/s, output bytes, peak heap per
+# instance). Figures in README.md.
+.PHONY: bench-check
+bench-check:
+	$(GO) test -run '^$$' -bench 'BenchmarkCheckInstances' -benchmem -benchtime $(BENCHTIME) -count 5 -cpu 1 ./harness/check/
+	$(GO) test -run '^$$' -bench 'BenchmarkCheckCLI' -benchtime $(BENCHTIME) -count 5 -cpu 1 ./cmd/tracecheck/
 
 # Fuzz the trace decoders (NDJSON, ITF) and the validation engine, seeded from traces/
 # (FUZZTIME each; the seed corpus also runs in plain `go test`).

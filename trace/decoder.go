@@ -72,6 +72,10 @@ type RawVar struct {
 // [Decoder.Next]; copy what must outlive it.
 type Raw struct {
 	Pos Pos
+	// Off is the byte offset of the line's first byte in the decoder's
+	// input (0 for [ParseEvent]): a reader that can read its input again
+	// finds the line there, len(Line) bytes long.
+	Off int64
 	// Line is the whole line without its newline.
 	Line     []byte
 	V        int
@@ -141,6 +145,8 @@ type Decoder struct {
 	raw     Raw
 	scratch []byte // unescaped strings
 	long    []byte // a line longer than the read buffer
+	off     int64  // bytes read before the current line
+	next    int64  // bytes read up to the end of the current line
 	done    error
 }
 
@@ -203,6 +209,8 @@ func (d *Decoder) Next() (*Raw, error) {
 	for {
 		line, err := d.readLine()
 		d.line++
+		d.off = d.next
+		d.next += int64(len(line))
 		switch {
 		case err == bufio.ErrBufferFull || (len(line) > d.max && len(bytes.TrimRight(line, "\r\n")) > d.max):
 			return nil, d.fail(fmt.Errorf("%w: more than %d bytes", ErrLineTooLong, d.max))
@@ -223,7 +231,7 @@ func (d *Decoder) Next() (*Raw, error) {
 			if err := partialEvent(line); err != nil {
 				return nil, d.fail(err) // garbage, not a line cut short
 			}
-			d.raw = Raw{Pos: d.Pos(), Line: line}
+			d.raw = Raw{Pos: d.Pos(), Off: d.off, Line: line}
 			return &d.raw, d.fail(fmt.Errorf("%w (%d bytes)", ErrTruncated, len(line)))
 		case err != nil:
 			return nil, d.fail(fmt.Errorf("read: %w", err))
@@ -300,7 +308,7 @@ func (d *Decoder) parse(line []byte) error {
 	r := &d.raw
 	// Reset field by field: assigning a whole Raw{} costs more than the
 	// rest of the parse.
-	r.Pos.File, r.Pos.Line, r.Line = d.name, d.line, line
+	r.Pos.File, r.Pos.Line, r.Off, r.Line = d.name, d.line, d.off, line
 	r.V, r.Instance, r.Seq, r.Action, r.Part, r.Stutter = 0, nil, 0, nil, nil, false
 	r.State, r.Time, r.Detail = r.State[:0], nil, nil
 	d.scratch = d.scratch[:0]

@@ -312,3 +312,40 @@ func TestDecoderUnterminatedGarbage(t *testing.T) {
 		})
 	}
 }
+
+// Raw.Off is where each line starts in the input, whatever the blank
+// lines and line ends before it: reading len(Line) bytes there gives the
+// line back.
+func TestDecoderOffsets(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+	}{
+		{"plain", okLine + "\n" + okLine + "\n"},
+		{"crlf and blanks", "\r\n" + okLine + "\r\n\n   \n" + strings.Replace(okLine, "run-1", "run-2", 1) + "\r\n"},
+		{"truncated last", okLine + "\n" + `{"v":1,"instance":"cut"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := trace.NewDecoder(strings.NewReader(tc.in), "t")
+			n := 0
+			for {
+				r, err := d.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil && !errors.Is(err, trace.ErrTruncated) {
+					t.Fatal(err)
+				}
+				if got := tc.in[r.Off : r.Off+int64(len(r.Line))]; got != string(r.Line) {
+					t.Errorf("line %d: input at offset %d is %q, want %q", r.Pos.Line, r.Off, got, r.Line)
+				}
+				n++
+				if err != nil {
+					break
+				}
+			}
+			if n != 2 {
+				t.Errorf("%d lines", n)
+			}
+		})
+	}
+}

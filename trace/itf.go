@@ -50,7 +50,74 @@ var (
 	// ErrITFInstances: the events given to EventsToITF belong to more than
 	// one instance; an ITF document holds one behaviour.
 	ErrITFInstances = errors.New("events of several instances in one ITF document")
+	// ErrTooLarge: an input that is read whole into memory (an ITF
+	// document) is larger than the reader's bound (DefaultMaxITF unless
+	// told otherwise).
+	ErrTooLarge = errors.New("input too large")
 )
+
+// DefaultMaxITF is the largest ITF document, in bytes, that [ParseITF],
+// [ReadITF] and [AsNDJSON] read: 256 MiB. A document is read whole and
+// decoded into memory (several times its size), so its size is bounded
+// like an NDJSON line's; [ParseITFSize] and [AsNDJSONSize] take another
+// bound.
+const DefaultMaxITF = 256 << 20
+
+// tooLarge is the error for an input past the bound max.
+func tooLarge(what string, max int64) error {
+	return fmt.Errorf("%w: %s is larger than the bound of %d bytes", ErrTooLarge, what, max)
+}
+
+// MaxReader returns a reader that reads r but fails, with an error
+// wrapping [ErrTooLarge] that names what and max, as soon as r turns out
+// to hold more than max bytes: it reads no further than that.
+func MaxReader(r io.Reader, max int64, what string) io.Reader {
+	return &capReader{r: r, limit: max, what: what, max: max}
+}
+
+// capReader reads r up to the absolute offset limit; past it, if r has
+// more, it fails with ErrTooLarge. The byte it reads to tell is kept for
+// a later Read, should the limit be raised.
+type capReader struct {
+	r       io.Reader
+	n       int64 // bytes returned so far
+	limit   int64
+	what    string
+	max     int64
+	probe   [1]byte
+	pending bool // probe holds a byte read ahead
+}
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if c.n >= c.limit {
+		if !c.pending {
+			n, err := io.ReadFull(c.r, c.probe[:])
+			if n == 0 {
+				if err == io.ErrUnexpectedEOF {
+					err = io.EOF
+				}
+				return 0, err
+			}
+			c.pending = true
+		}
+		return 0, tooLarge(c.what, c.max)
+	}
+	if c.pending {
+		c.pending = false
+		p[0] = c.probe[0]
+		c.n++
+		return 1, nil
+	}
+	if room := c.limit - c.n; int64(len(p)) > room {
+		p = p[:room]
+	}
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
 
 // ITF is one ITF document: a finite behaviour of one instance.
 type ITF struct {
@@ -128,12 +195,24 @@ func sniffITF(data []byte) (itf, decided bool) {
 }
 
 // ParseITF reads one ITF document from r and checks its shape and every
-// value's encoding. Numbers are kept exactly (as [json.Number]).
-func ParseITF(r io.Reader) (*ITF, error) {
-	data, err := io.ReadAll(r)
+// value's encoding. Numbers are kept exactly (as [json.Number]). A
+// document larger than [DefaultMaxITF] is an error wrapping [ErrTooLarge].
+func ParseITF(r io.Reader) (*ITF, error) { return ParseITFSize(r, DefaultMaxITF) }
+
+// ParseITFSize is [ParseITF] with a bound on the document's size in bytes
+// (max <= 0 means [DefaultMaxITF]).
+func ParseITFSize(r io.Reader, max int64) (*ITF, error) {
+	if max <= 0 {
+		max = DefaultMaxITF
+	}
+	data, err := io.ReadAll(MaxReader(r, max, "the ITF document"))
 	if err != nil {
 		return nil, fmt.Errorf("trace: read ITF: %w", err)
 	}
+	return parseITF(data)
+}
+
+func parseITF(data []byte) (*ITF, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrITF, err)
@@ -599,54 +678,128 @@ func SplitInstances(events []Event) (names []string, byInstance map[string][]Eve
 const ITFMetaTruncated = "truncated"
 
 // AsNDJSON returns the trace in r as NDJSON for a [Decoder]. If r starts
-// with an ITF document ([IsITF]), it is read whole, as a stream of one or
-// more ITF documents one after another (as `tracecheck export --itf`
-// writes several instances to standard output), and their states are
-// returned as NDJSON events, one line a state, document after document (in
-// a single document, line N is state N-1); itf is then true. A document
-// that names no instance of its own gets instance, the k-th such
-// document after the first instance + "#k". Otherwise r's bytes are
-// returned as they are. A document recorded as truncated
-// ([ITFMetaTruncated]) ends the NDJSON with a partial line of its instance,
-// as the original NDJSON ended.
+// with an ITF document ([IsITF]), r is read as a stream of one or more
+// ITF documents one after another (as `tracecheck export --itf` writes
+// several instances to standard output), and their states are returned as
+// NDJSON events, one line a state, document after document (in a single
+// document, line N is state N-1); itf is then true. A document that names
+// no instance of its own gets instance, the k-th such document after the
+// first instance + "#k". Otherwise r's bytes are returned as they are. A
+// document recorded as truncated ([ITFMetaTruncated]) ends the NDJSON
+// with a partial line of its instance, as the original NDJSON ended.
+//
+// Documents are read and converted one at a time, as the NDJSON is read:
+// memory is bounded by the largest document, and each document by
+// [DefaultMaxITF] (an error wrapping [ErrTooLarge]). The first document is
+// read before AsNDJSON returns, so that an error in it is returned here;
+// an error in a later one comes from the returned reader's Read.
 func AsNDJSON(r io.Reader, instance string) (out io.Reader, itf bool, err error) {
+	return AsNDJSONSize(r, instance, DefaultMaxITF)
+}
+
+// AsNDJSONSize is [AsNDJSON] with a bound on each ITF document's size in
+// bytes (max <= 0 means [DefaultMaxITF]).
+func AsNDJSONSize(r io.Reader, instance string, max int64) (out io.Reader, itf bool, err error) {
+	if max <= 0 {
+		max = DefaultMaxITF
+	}
 	br := bufio.NewReaderSize(r, 64<<10)
 	if !IsITF(br) {
 		return br, false, nil
 	}
-	dec := json.NewDecoder(br)
-	var buf bytes.Buffer
-	w := NewWriter(&buf)
-	var cut []byte
-	for k := 0; ; k++ {
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err == io.EOF && k > 0 {
-			break
-		} else if err != nil {
-			return nil, true, fmt.Errorf("%w: document %d: %w", ErrITF, k+1, err)
-		}
-		doc, err := ParseITF(bytes.NewReader(raw))
-		if err != nil {
-			return nil, true, fmt.Errorf("document %d: %w", k+1, err)
-		}
-		name := instance
-		if _, own := doc.Meta["instance"].(string); !own && k > 0 {
-			name = fmt.Sprintf("%s#%d", instance, k)
-		}
-		events, err := doc.Events(name)
-		if err != nil {
-			return nil, true, fmt.Errorf("document %d: %w", k+1, err)
-		}
-		for _, e := range events {
-			if err := w.Emit(e); err != nil {
-				return nil, true, err
-			}
-		}
-		if _, ok := doc.Meta[ITFMetaTruncated]; ok && len(events) > 0 {
-			inst, _ := json.Marshal(events[0].Instance)
-			cut = fmt.Appendf(nil, `{"v":%d,"instance":%s`, Version, inst)
-		}
+	cr := &capReader{r: br, limit: max, what: "an ITF document", max: max}
+	s := &itfStream{dec: json.NewDecoder(cr), cr: cr, max: max, instance: instance}
+	s.w = NewWriter(&s.buf)
+	if err := s.next(); err != nil {
+		return nil, true, err
 	}
-	buf.Write(cut)
-	return &buf, true, nil
+	return s, true, nil
+}
+
+// itfStream converts a stream of ITF documents to NDJSON as it is read.
+type itfStream struct {
+	dec      *json.Decoder
+	cr       *capReader
+	max      int64
+	instance string
+	k        int     // documents read
+	events   []Event // the current document's events not yet written
+	w        *Writer
+	buf      bytes.Buffer
+	cut      []byte // the partial line that ends the NDJSON, if any
+	done     bool
+	err      error
+}
+
+func (s *itfStream) Read(p []byte) (int, error) {
+	for s.buf.Len() == 0 {
+		if s.err != nil {
+			return 0, s.err
+		}
+		s.fill()
+	}
+	return s.buf.Read(p)
+}
+
+// fill writes the next event (or the final partial line) into s.buf, or
+// sets s.err.
+func (s *itfStream) fill() {
+	switch {
+	case len(s.events) > 0:
+		if err := s.w.Emit(s.events[0]); err != nil {
+			s.err = err
+			return
+		}
+		s.events[0] = Event{}
+		s.events = s.events[1:]
+	case !s.done:
+		if err := s.next(); err != nil {
+			s.err = err
+		}
+	case s.cut != nil:
+		s.buf.Write(s.cut)
+		s.cut = nil
+	default:
+		s.err = io.EOF
+	}
+}
+
+// next reads the next document into s.events, or sets s.done at the end.
+func (s *itfStream) next() error {
+	// The document starts after the white space where the decoder is
+	// (More skips it, within the bound): it may take up to max bytes from
+	// there.
+	s.cr.limit = s.dec.InputOffset() + s.max
+	if s.k > 0 {
+		s.dec.More()
+		s.cr.limit = s.dec.InputOffset() + s.max
+	}
+	var raw json.RawMessage
+	if err := s.dec.Decode(&raw); err == io.EOF && s.k > 0 {
+		s.done = true
+		return nil
+	} else if errors.Is(err, ErrTooLarge) {
+		return fmt.Errorf("document %d: %w", s.k+1, err)
+	} else if err != nil {
+		return fmt.Errorf("%w: document %d: %w", ErrITF, s.k+1, err)
+	}
+	s.k++
+	doc, err := parseITF(raw)
+	if err != nil {
+		return fmt.Errorf("document %d: %w", s.k, err)
+	}
+	name := s.instance
+	if _, own := doc.Meta["instance"].(string); !own && s.k > 1 {
+		name = fmt.Sprintf("%s#%d", s.instance, s.k-1)
+	}
+	events, err := doc.Events(name)
+	if err != nil {
+		return fmt.Errorf("document %d: %w", s.k, err)
+	}
+	if _, ok := doc.Meta[ITFMetaTruncated]; ok && len(events) > 0 {
+		inst, _ := json.Marshal(events[0].Instance)
+		s.cut = fmt.Appendf(nil, `{"v":%d,"instance":%s`, Version, inst)
+	}
+	s.events = events
+	return nil
 }

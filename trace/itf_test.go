@@ -416,7 +416,122 @@ func TestAsNDJSONStream(t *testing.T) {
 	if diff := cmp.Diff([]string{"f=1", "own=2", "f#2=3"}, got); diff != "" {
 		t.Errorf("-want +got\n%s", diff)
 	}
-	if _, _, err := AsNDJSON(strings.NewReader(`{"states":[]} {"states":`), "f"); !errors.Is(err, ErrITF) {
-		t.Errorf("cut-off second document: got %v", err)
+	// An error in a later document comes when the NDJSON is read that far.
+	out, _, err = AsNDJSON(strings.NewReader(`{"states":[{}]} {"states":`), "f")
+	if err != nil {
+		t.Fatalf("first document: %v", err)
 	}
+	if b, err := io.ReadAll(out); !errors.Is(err, ErrITF) || !strings.Contains(string(b), `"instance":"f"`) {
+		t.Errorf("cut-off second document: read %q, %v", b, err)
+	}
+}
+
+// An ITF document larger than the bound is an error wrapping ErrTooLarge
+// that names the bound, and the reader stops reading there; a document
+// of exactly the bound is read; the bound applies to each document of a
+// stream, not to the stream.
+func TestITFTooLarge(t *testing.T) {
+	doc := `{"vars":["x"],"states":[{"x":1},{"x":2,"mbt::actionTaken":"Step"}]}`
+	n := int64(len(doc))
+	if _, err := ParseITFSize(strings.NewReader(doc), n); err != nil {
+		t.Errorf("a document of exactly the bound: %v", err)
+	}
+	_, err := ParseITFSize(strings.NewReader(doc), n-1)
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), fmt.Sprintf("larger than the bound of %d bytes", n-1)) {
+		t.Errorf("a byte over the bound: %v", err)
+	}
+	if _, err := ReadITF(strings.NewReader(doc), "x"); err != nil {
+		t.Errorf("default bound: %v", err)
+	}
+
+	// An endless document: reading stops at the bound.
+	endless := &countingReader{r: io.MultiReader(strings.NewReader(`{"states":[`), &spaces{})}
+	if _, err := ParseITFSize(endless, 1<<20); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("endless document: %v", err)
+	}
+	if endless.n > 1<<20+1 {
+		t.Errorf("read %d bytes for a bound of %d", endless.n, 1<<20)
+	}
+	endless = &countingReader{r: io.MultiReader(strings.NewReader(`{"states":[`), &spaces{})}
+	if _, _, err := AsNDJSONSize(endless, "x", 1<<20); !errors.Is(err, ErrTooLarge) || errors.Is(err, ErrITF) {
+		t.Errorf("AsNDJSON, endless first document: %v", err)
+	}
+	if endless.n > 1<<20+64<<10 { // the bound, and the sniffing buffer
+		t.Errorf("AsNDJSON read %d bytes for a bound of %d", endless.n, 1<<20)
+	}
+
+	for _, tc := range []struct {
+		name    string
+		stream  string
+		max     int64
+		atOpen  bool // the error comes from AsNDJSON, else from reading
+		wantErr bool
+	}{
+		{"each document fits, the stream does not", doc + "\n" + doc + "\n" + doc, n, false, false},
+		{"first too large", doc + doc, n - 1, true, true},
+		{"second too large", doc + strings.Replace(doc, `"x":2`, `"x":22`, 1), n, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, itf, err := AsNDJSONSize(strings.NewReader(tc.stream), "x", tc.max)
+			if tc.atOpen {
+				if !errors.Is(err, ErrTooLarge) || itf != true {
+					t.Fatalf("AsNDJSONSize: itf %v, %v", itf, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = io.ReadAll(out)
+			if tc.wantErr != errors.Is(err, ErrTooLarge) || (!tc.wantErr && err != nil) {
+				t.Errorf("reading: %v", err)
+			}
+		})
+	}
+}
+
+// MaxReader passes through up to max bytes and fails after, but not at an
+// input of exactly max bytes.
+func TestMaxReader(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		max     int64
+		wantErr bool
+	}{
+		{"", 0, false},
+		{"abc", 3, false},
+		{"abcd", 3, true},
+		{"abc", 10, false},
+	} {
+		got, err := io.ReadAll(MaxReader(strings.NewReader(tc.in), tc.max, "the input"))
+		if tc.wantErr {
+			if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "the input is larger than the bound of") || string(got) != tc.in[:tc.max] {
+				t.Errorf("%q max %d: %q, %v", tc.in, tc.max, got, err)
+			}
+		} else if err != nil || string(got) != tc.in {
+			t.Errorf("%q max %d: %q, %v", tc.in, tc.max, got, err)
+		}
+	}
+}
+
+// spaces is endless whitespace.
+type spaces struct{}
+
+func (spaces) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = ' '
+	}
+	return len(p), nil
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }

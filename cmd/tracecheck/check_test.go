@@ -7,10 +7,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/tracecheck/tracecheck/trace"
 )
@@ -130,8 +134,11 @@ func TestCheckJSON(t *testing.T) {
 	if got.Verdict != "violation" || len(got.Reports) != 2 || got.Reports[0].Model != "session" || got.Reports[1].Verdict != "valid" {
 		t.Fatalf("%+v", got)
 	}
+	// Streamed: the violation when it was seen, the valid instance at the
+	// end of the trace.
 	in := got.Reports[0].Instances
-	if len(in) != 2 || in[0].Verdict != "valid" || in[1].Verdict != "violation" || in[1].Divergence.Line != 8 || in[1].Divergence.Kind != "guard" {
+	if len(in) != 2 || in[0].Instance != "b" || in[0].Verdict != "violation" || in[0].Divergence.Line != 8 || in[0].Divergence.Kind != "guard" ||
+		in[1].Instance != "a" || in[1].Verdict != "valid" {
 		t.Errorf("instances %+v", in)
 	}
 }
@@ -363,5 +370,269 @@ func TestCheckDirectory(t *testing.T) {
 	}
 	if _, errs, code := runCLI(t, "check", t.TempDir()); code != exitInput || !strings.Contains(errs, "no traces") {
 		t.Errorf("empty directory: exit %d, %s", code, errs)
+	}
+}
+
+// progInit is an Init event of the program spec for instance inst.
+func progInit(inst string) string {
+	return fmt.Sprintf(`{"v":1,"instance":%q,"seq":0,"action":"Init","state":{"phase":"Ready","verified":false,"published":false}}`, inst)
+}
+
+// progRun is a whole valid run of the program spec.
+func progRun(inst string) []string {
+	s := func(seq int, action, phase string, verified, published bool) string {
+		return fmt.Sprintf(`{"v":1,"instance":%q,"seq":%d,"action":%q,"state":{"phase":%q,"verified":%v,"published":%v}}`,
+			inst, seq, action, phase, verified, published)
+	}
+	return []string{progInit(inst), s(1, "ExecutePython", "Running", false, false), s(2, "ProgramSucceeds", "Staging", false, false),
+		s(3, "ReloadAndVerify", "Verified", true, false), s(4, "AtomicPublication", "Published", true, true)}
+}
+
+// progBad is an instance whose first event is not Init: a violation.
+func progBad(inst string) string {
+	return fmt.Sprintf(`{"v":1,"instance":%q,"seq":0,"action":"ExecutePython","state":{"phase":"Running"}}`, inst)
+}
+
+// A trace of 3 valid, 25 incomplete and 4 violating instances: -q lists no
+// valid instance and only the first 10 others, then how many more there
+// were, and the summary counts them all, in text and in JSON.
+func TestCheckQuiet(t *testing.T) {
+	var lines []string
+	for i := range 3 {
+		lines = append(lines, progRun(fmt.Sprint("ok", i))...)
+	}
+	for i := range 25 {
+		lines = append(lines, progInit(fmt.Sprint("inc", i)))
+		if i%7 == 0 {
+			lines = append(lines, progBad(fmt.Sprint("bad", i)))
+		}
+	}
+	p := writeTemp(t, "many.ndjson", strings.Join(lines, "\n")+"\n")
+	summary := p + ": VIOLATION (model program, 44 events, 32 instances: 3 valid, 25 incomplete, 4 violation)\n"
+
+	out, errs, code := runCLI(t, "check", "-q", p)
+	if code != exitViolation || errs != "" {
+		t.Fatalf("exit %d, stderr %s", code, errs)
+	}
+	if !strings.HasSuffix(out, "  ... 19 more not listed (0 violation, 19 incomplete)\n"+summary) {
+		t.Errorf("-q does not end with the count of the rest and the summary:\n%s", out)
+	}
+	listed := regexp.MustCompile(`(?m)^  (\S+): (valid|incomplete|violation), `).FindAllStringSubmatch(out, -1)
+	var got []string
+	for _, m := range listed {
+		got = append(got, m[1])
+	}
+	// The violations as they were seen, then the incomplete instances at
+	// the end of the trace, in order of first appearance, up to 10.
+	want := []string{"bad0", "bad7", "bad14", "bad21", "inc0", "inc1", "inc2", "inc3", "inc4", "inc5"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("-q listed -want +got\n%s", diff)
+	}
+
+	out, _, code = runCLI(t, "check", p)
+	if code != exitViolation || !strings.HasSuffix(out, summary) || strings.Count(out, ": valid, 5 events") != 3 || strings.Contains(out, "not listed") {
+		t.Errorf("without -q: exit %d\n%s", code, out)
+	}
+
+	out, _, code = runCLI(t, "check", "--json", "-q", p)
+	var js struct {
+		Verdict string
+		Reports []struct {
+			Verdict                      string
+			Events                       int
+			Valid, Incomplete, Violation int
+			NotListed                    int `json:"not_listed"`
+			Instances                    []struct{ Instance, Verdict string }
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &js); err != nil || code != exitViolation {
+		t.Fatalf("exit %d, %v\n%s", code, err, out)
+	}
+	r := js.Reports[0]
+	if js.Verdict != "violation" || r.Verdict != "violation" || r.Events != 44 || r.Valid != 3 || r.Incomplete != 25 || r.Violation != 4 ||
+		len(r.Instances) != 10 || r.NotListed != 22 || r.Instances[0].Instance != "bad0" || r.Instances[9].Instance != "inc5" {
+		t.Errorf("--json -q: %+v", js)
+	}
+}
+
+// Default mode streams: a violation is printed while the trace is still
+// being written, without --live.
+func TestCheckStreamsViolation(t *testing.T) {
+	pr, pw := io.Pipe()
+	old := stdin
+	stdin = pr
+	defer func() { stdin = old }()
+	var out, errb syncBuffer
+	done := make(chan int)
+	go func() { done <- run([]string{"check", "-"}, &out, &errb) }()
+	fmt.Fprintln(pw, progInit("a"))
+	fmt.Fprintln(pw, progBad("b"))
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.String(), "stdin:2: instance b, seq 0, action ExecutePython") {
+		if time.Now().After(deadline) {
+			pw.Close()
+			<-done
+			t.Fatalf("no violation while the pipe is open; stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if strings.Contains(out.String(), "a: incomplete") || strings.Contains(out.String(), "stdin: VIOLATION") {
+		t.Errorf("printed before the end of the trace:\n%s", out.String())
+	}
+	pw.Close()
+	if code := <-done; code != exitViolation || !strings.HasSuffix(out.String(), "  a: incomplete, 1 events (lines 1-1): the trace ends in a state where the spec does not stop: "+
+		`phase = "Ready" /\ verified = FALSE /\ published = FALSE (enabled: ExecutePython)`+"\n"+
+		"stdin: VIOLATION (model program, 2 events, 2 instances: 0 valid, 1 incomplete, 1 violation)\n") {
+		t.Errorf("exit %d\n%s", code, out.String())
+	}
+}
+
+// An instance that finished valid is printed, and dropped, 10,000 events
+// later: before the instances still open at the end, and an event of it
+// after that is a new instance's.
+func TestCheckDropsFinished(t *testing.T) {
+	lines := progRun("done")
+	for i := range 10_000 {
+		lines = append(lines, progInit(fmt.Sprintf("r%05d", i)))
+	}
+	late := `{"v":1,"instance":"done","seq":5,"action":"Terminated","state":{}}`
+	p := writeTemp(t, "drop.ndjson", strings.Join(append(lines, late), "\n")+"\n")
+	out, _, code := runCLI(t, "check", p)
+	if code != exitViolation {
+		t.Fatalf("exit %d", code)
+	}
+	first := strings.SplitN(out, "\n", 2)[0]
+	if first != "  done: valid, 5 events (lines 1-5)" {
+		t.Errorf("first line %q, want done's", first)
+	}
+	if !strings.Contains(out, "  done: violation, 1 events (lines 10006-10006)\n") ||
+		!strings.Contains(out, "instance done, seq 5, action Terminated: the instance's first event is Terminated, want Init") {
+		t.Errorf("the late event is not a new instance's:\n%s", out[:min(len(out), 2000)])
+	}
+	// Within the 10,000 events, the same late event is the instance's.
+	near := append(progRun("done"), progInit("other"), late)
+	p = writeTemp(t, "near.ndjson", strings.Join(near, "\n")+"\n")
+	if out, _, code := runCLI(t, "check", p); code != exitIncomplete || !strings.Contains(out, "  done: valid, 6 events (lines 1-7)") {
+		t.Errorf("exit %d\n%s", code, out)
+	}
+}
+
+// --json stays one valid JSON object when an input error cuts a file's
+// check short: the report holds what was streamed, its error and the
+// verdict "input error".
+func TestCheckJSONInputError(t *testing.T) {
+	bad := writeTemp(t, "cut.ndjson", strings.Join([]string{progInit("a"), progBad("b"), `{"v":1,"instance":"a"`, progInit("c")}, "\n")+"\n")
+	out, errs, code := runCLI(t, "check", "--json", bad, corpusDir+"program/published-ok.ndjson", "/nonexistent.ndjson")
+	if code != exitInput || strings.Count(errs, "\n") != 2 {
+		t.Fatalf("exit %d, stderr:\n%s", code, errs)
+	}
+	var got struct {
+		Verdict string
+		Errors  []string
+		Reports []struct {
+			File, Verdict, Error string
+			Events               int
+			Instances            []struct{ Instance, Verdict string }
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if got.Verdict != "input error" || len(got.Errors) != 2 || len(got.Reports) != 2 {
+		t.Fatalf("%+v", got)
+	}
+	r := got.Reports[0]
+	if r.Verdict != "input error" || !strings.Contains(r.Error, "cut.ndjson:3: malformed JSON") || r.Events != 2 ||
+		len(r.Instances) != 1 || r.Instances[0].Instance != "b" || got.Reports[1].Verdict != "valid" {
+		t.Errorf("cut report %+v", got.Reports)
+	}
+}
+
+// A trace argument that is not a regular file is refused at once: a named
+// pipe without a writer would otherwise block the open (or the read)
+// forever.
+func TestTraceCommandsRefuseNonRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "trace.ndjson")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"check", fifo}, "not a regular file (a named pipe)"},
+		{[]string{"check", "--json", fifo}, "not a regular file (a named pipe)"},
+		{[]string{"replay", fifo}, "not a regular file (a named pipe)"},
+		{[]string{"coverage", fifo}, "not a regular file (a named pipe)"},
+		{[]string{"export", "--itf", fifo}, "not a regular file (a named pipe)"},
+		{[]string{"export", "--ndjson", fifo}, "not a regular file (a named pipe)"},
+		{[]string{"check", "/dev/null"}, "not a regular file (a device)"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			type result struct {
+				errs string
+				code int
+			}
+			done := make(chan result, 1)
+			go func() {
+				var out, errb bytes.Buffer
+				code := run(tc.args, &out, &errb)
+				done <- result{errb.String(), code}
+			}()
+			select {
+			case r := <-done:
+				if r.code != exitInput || !strings.Contains(r.errs, tc.want) || !strings.Contains(r.errs, "standard input with -") ||
+					strings.Count(strings.TrimSpace(r.errs), "\n") != 0 {
+					t.Errorf("exit %d, stderr %q", r.code, r.errs)
+				}
+			case <-time.After(10 * time.Second):
+				// Unblock the command (open the pipe's other end) so the
+				// test ends, then fail.
+				if f, err := os.OpenFile(fifo, os.O_RDWR, 0); err == nil {
+					f.Close()
+				}
+				<-done
+				t.Fatal("the command blocked on the named pipe")
+			}
+		})
+	}
+}
+
+// An ITF document larger than --max-itf is an input error naming the
+// bound, for check and export alike; export --itf also bounds the
+// NDJSON it holds whole.
+func TestMaxITF(t *testing.T) {
+	doc := itfOf(t, corpusDir+"program/published-ok.ndjson")
+	p := writeTemp(t, "run.itf.json", doc)
+	nd := corpusDir + "program/published-ok.ndjson"
+	size := len(strings.TrimSpace(doc)) // the document, without the newline after it
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"check", "--max-itf", fmt.Sprint(size - 1), p}, exitInput, fmt.Sprintf("input too large: an ITF document is larger than the bound of %d bytes", size-1)},
+		{[]string{"check", "--max-itf", fmt.Sprint(size), p}, exitOK, ""},
+		{[]string{"replay", "--max-itf", "100", p}, exitInput, "larger than the bound of 100 bytes"},
+		{[]string{"coverage", "--max-itf", "100", p}, exitInput, "larger than the bound of 100 bytes"},
+		{[]string{"export", "--ndjson", "--max-itf", "100", p}, exitInput, "larger than the bound of 100 bytes"},
+		{[]string{"export", "--itf", "--max-itf", "100", p}, exitInput, "larger than the bound of 100 bytes"},
+		{[]string{"export", "--itf", "--max-itf", "100", nd}, exitInput, "the trace (export --itf holds it whole; --max-itf) is larger than the bound of 100 bytes"},
+		{[]string{"export", "--itf", nd}, exitOK, ""},
+		{[]string{"check", "--max-itf", "0", p}, exitUsage, "--max-itf must be positive"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			_, errs, code := runCLI(t, tc.args...)
+			if code != tc.code || !strings.Contains(errs, tc.want) {
+				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, errs, tc.code, tc.want)
+			}
+		})
+	}
+	old := stdin
+	defer func() { stdin = old }()
+	stdin = strings.NewReader(doc)
+	if _, errs, code := runCLI(t, "check", "--max-itf", "100", "-"); code != exitInput || !strings.Contains(errs, "stdin: ITF: document 1: input too large") {
+		t.Errorf("stdin: exit %d, %s", code, errs)
 	}
 }

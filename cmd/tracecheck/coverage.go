@@ -51,7 +51,7 @@ func runCoverage(args []string, stdout, stderr io.Writer) int {
 	var m traceModel
 	modelName := *tf.model
 	for _, file := range files {
-		r, name, fm, closeFile, err := openTrace(file, modelName, stdin)
+		r, name, fm, closeFile, err := openTrace(file, modelName, stdin, *tf.maxITF)
 		if err != nil {
 			fmt.Fprintf(stderr, "tracecheck coverage: %v\n", err)
 			return exitInput
@@ -59,7 +59,9 @@ func runCoverage(args []string, stdout, stderr io.Writer) int {
 		if m == nil {
 			m, modelName = fm, fm.name()
 		}
-		rep, err := m.check(ctx, r, name, check.Options{MaxLine: *tf.maxLine})
+		// Only the transitions taken are needed: the instances' results
+		// are not kept.
+		rep, err := m.check(ctx, r, name, check.Options{MaxLine: *tf.maxLine, OnResult: func(check.InstanceResult) {}})
 		closeFile()
 		if err != nil {
 			fmt.Fprintf(stderr, "tracecheck coverage: %v\n", err)

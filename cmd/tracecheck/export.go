@@ -1,12 +1,15 @@
 package main
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/tracecheck/tracecheck/trace"
 )
@@ -15,7 +18,7 @@ func init() {
 	register("export", command{"convert traces between NDJSON and ITF (Apalache/Quint Informal Trace Format)", runExport})
 }
 
-const exportSynopsis = `--itf [--instance ID] [--out DIR] FILE|-  |  --ndjson FILE|-
+const exportSynopsis = `--itf [--instance ID] [--out DIR] [--max-itf N] FILE|-  |  --ndjson [--max-itf N] FILE|-
 
 --itf converts a trace (NDJSON, docs/trace-format.md, or ITF; "-" reads
 standard input) to the Informal Trace Format of Apalache and Quint
@@ -30,7 +33,16 @@ back; other ITF readers want one document a file). With --out DIR each goes
 to DIR/<instance>.itf.json: the instance name with characters other than
 letters, digits, '.', '_' and '-' replaced by '_', and "-2", "-3" added if
 two instances would share a file; the paths are printed. --instance ID
-exports only that instance.
+exports only that instance. Each file is written under a temporary name in
+DIR and renamed into place, never through a symbolic link: a file already
+there is replaced, but a symbolic link (or anything else that is not a
+regular file) at a file's name is refused, left as it is, with an error
+naming it, and what it points to is never opened. Names are resolved
+within DIR only (os.Root).
+
+--itf holds the whole trace in memory to group it by instance: a trace
+larger than --max-itf (default 256 MiB) is refused, read no further than
+that. An ITF input document larger than --max-itf is refused too.
 
 A trace whose last line was cut off mid-write is exported without it; the
 cut-off instance's document records "truncated" in its "#meta", and
@@ -41,8 +53,12 @@ is copied) to NDJSON on standard output, one line a state; a document's
 instance is its "#meta" "instance", else the file's base name without
 extensions ("stdin" for standard input).
 
-Exit codes: 0 exported; 3 input error (unreadable or malformed trace, no
-such instance, unwritable output); 2 usage.`
+A FILE must be a regular file (a named pipe is refused at once, never
+waited on: read a pipe from standard input with -).
+
+Exit codes: 0 exported; 3 input error (unreadable or malformed trace,
+input too large, no such instance, unwritable output, a symbolic link in
+DIR); 2 usage.`
 
 func runExport(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("export", exportSynopsis, stderr)
@@ -50,9 +66,14 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 	ndjson := fs.Bool("ndjson", false, "write NDJSON (read from ITF)")
 	only := fs.String("instance", "", "export only the instance `ID`")
 	outDir := fs.String("out", "", "write one file per instance into `DIR` instead of standard output")
+	maxITF := fs.Int64("max-itf", trace.DefaultMaxITF, "largest ITF document, and largest trace --itf reads, in `bytes`")
 	files, code := parseArgs(fs, args)
 	if code >= 0 {
 		return code
+	}
+	if *maxITF <= 0 {
+		fmt.Fprintln(stderr, "tracecheck export: --max-itf must be positive")
+		return exitUsage
 	}
 	switch {
 	case *itf == *ndjson:
@@ -67,17 +88,24 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return exitUsage
 	}
+	var root *os.Root
 	if *outDir != "" {
 		if st, err := os.Stat(*outDir); err != nil || !st.IsDir() {
 			fmt.Fprintf(stderr, "tracecheck export: --out %s is not a directory\n", *outDir)
 			return exitUsage
 		}
+		var err error
+		if root, err = os.OpenRoot(*outDir); err != nil {
+			fmt.Fprintf(stderr, "tracecheck export: --out: %v\n", err)
+			return exitInput
+		}
+		defer root.Close()
 	}
 
 	var r io.Reader = stdin
 	name := "stdin"
 	if files[0] != "-" {
-		f, err := os.Open(files[0])
+		f, err := openFile(files[0])
 		if err != nil {
 			fmt.Fprintf(stderr, "tracecheck export: %v\n", err)
 			return exitInput
@@ -86,13 +114,15 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 		r, name = f, files[0]
 	}
 	if *ndjson {
-		return exportNDJSON(r, name, stdout, stderr)
+		return exportNDJSON(r, name, *maxITF, stdout, stderr)
 	}
-	nd, _, err := trace.AsNDJSON(r, baseInstance(name)) // ITF input is read too
+	nd, _, err := trace.AsNDJSONSize(r, baseInstance(name), *maxITF) // ITF input is read too
 	if err != nil {
 		fmt.Fprintf(stderr, "tracecheck export: %s: %v\n", name, err)
 		return exitInput
 	}
+	// The whole trace is held in memory: bound it.
+	nd = trace.MaxReader(nd, *maxITF, "the trace (export --itf holds it whole; --max-itf)")
 	events, truncated, err := readEvents(nd, name)
 	if err != nil {
 		fmt.Fprintf(stderr, "tracecheck export: %v\n", err)
@@ -132,8 +162,8 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 		}
 		used[base] = true
 		path := filepath.Join(*outDir, base+".itf.json")
-		if err := writeFile(path, doc); err != nil {
-			fmt.Fprintf(stderr, "tracecheck export: %v\n", err)
+		if err := writeOut(root, base+".itf.json", doc); err != nil {
+			fmt.Fprintf(stderr, "tracecheck export: %s: %v\n", path, err)
 			return exitInput
 		}
 		fmt.Fprintln(stdout, path)
@@ -173,16 +203,49 @@ func readEvents(r io.Reader, name string) ([]trace.Event, *cutOff, error) {
 	}
 }
 
-func writeFile(path string, doc *trace.ITF) error {
-	f, err := os.Create(path)
+// errNotFile: export --out found something other than a regular file (a
+// symbolic link, a directory) at the name of a file it writes.
+var errNotFile = errors.New("not a regular file")
+
+// writeOut writes doc to the file name in root, never through a symbolic
+// link: into a new temporary file (O_EXCL, O_NOFOLLOW), then renamed over
+// name. A regular file at name is replaced; anything else there (a
+// symbolic link, planted to make the export write elsewhere) is refused
+// and left as it is. The rename replaces a directory entry and never
+// follows a link, so a link planted after the check is replaced, not
+// followed.
+func writeOut(root *os.Root, name string, doc *trace.ITF) error {
+	if st, err := root.Lstat(name); err == nil && !st.Mode().IsRegular() {
+		what := "neither a file nor a directory"
+		switch m := st.Mode(); {
+		case m&fs.ModeSymlink != 0:
+			what = "a symbolic link"
+		case m.IsDir():
+			what = "a directory"
+		}
+		return fmt.Errorf("%w: it is %s, which export never writes through or over (remove it to export there)", errNotFile, what)
+	}
+	var rnd [8]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return err
+	}
+	tmp := fmt.Sprintf(".%s.%x.tmp", name, rnd)
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o666)
 	if err != nil {
 		return err
 	}
-	if err := doc.Write(f); err != nil {
-		f.Close()
+	err = doc.Write(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = root.Rename(tmp, name)
+	}
+	if err != nil {
+		root.Remove(tmp)
 		return err
 	}
-	return f.Close()
+	return nil
 }
 
 // fileSafe maps an instance name to a file name.
@@ -201,14 +264,14 @@ func fileSafe(s string) string {
 }
 
 // exportNDJSON writes the trace in r (ITF or NDJSON) as NDJSON.
-func exportNDJSON(r io.Reader, name string, stdout, stderr io.Writer) int {
-	out, _, err := trace.AsNDJSON(r, baseInstance(name))
+func exportNDJSON(r io.Reader, name string, maxITF int64, stdout, stderr io.Writer) int {
+	out, _, err := trace.AsNDJSONSize(r, baseInstance(name), maxITF)
 	if err != nil {
 		fmt.Fprintf(stderr, "tracecheck export: %s: %v\n", name, err)
 		return exitInput
 	}
 	if _, err := io.Copy(stdout, out); err != nil {
-		fmt.Fprintf(stderr, "tracecheck export: %v\n", err)
+		fmt.Fprintf(stderr, "tracecheck export: %s: %v\n", name, err)
 		return exitInput
 	}
 	return exitOK

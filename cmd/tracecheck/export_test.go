@@ -122,12 +122,13 @@ func TestExportCorpusRoundTrip(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				nd, itf, err := trace.AsNDJSON(f, "unused")
-				f.Close()
+				nd, itf, err := trace.AsNDJSON(f, "unused") // reads f as nd is read
 				if err != nil || !itf {
+					f.Close()
 					t.Fatalf("AsNDJSON: itf %v, %v", itf, err)
 				}
 				rep, err := m.check(context.Background(), nd, path, check.Options{})
+				f.Close()
 				if err != nil {
 					t.Fatalf("checking the ITF of %s: %v", inst, err)
 				}
@@ -362,5 +363,88 @@ func TestExportITFToITF(t *testing.T) {
 	if len(events) != 2 || events[0].Instance != "q" || events[1].Action != "ExecutePython" ||
 		!cmp.Equal(events[1].State["attempts"], map[string]any{"#bigint": "1"}) {
 		t.Errorf("got %+v", events)
+	}
+}
+
+// export --out never writes through a symbolic link planted in DIR, nor
+// over anything else that is not a regular file: it refuses with an
+// error naming the file, and what the link points to (a file outside
+// DIR, or a name where a file would be created) stays as it was. A
+// regular file already there is replaced.
+func TestExportOutRefusesLinks(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "t.ndjson")
+	write(t, src, `{"v":1,"instance":"s1","seq":0,"action":"Init","state":{}}`+"\n")
+	const sentinel = "sentinel: must not change\n"
+	for _, tc := range []struct {
+		name  string
+		plant func(t *testing.T, out, outside string) // at out/s1.itf.json
+		code  int
+		msg   string
+	}{
+		{"link to a file outside", func(t *testing.T, out, outside string) {
+			if err := os.Symlink(outside, filepath.Join(out, "s1.itf.json")); err != nil {
+				t.Fatal(err)
+			}
+		}, exitInput, "s1.itf.json: not a regular file: it is a symbolic link"},
+		{"dangling link to outside", func(t *testing.T, out, outside string) {
+			if err := os.Symlink(outside+".new", filepath.Join(out, "s1.itf.json")); err != nil {
+				t.Fatal(err)
+			}
+		}, exitInput, "it is a symbolic link"},
+		{"relative link", func(t *testing.T, out, outside string) {
+			if err := os.Symlink(filepath.Join("..", filepath.Base(outside)), filepath.Join(out, "s1.itf.json")); err != nil {
+				t.Fatal(err)
+			}
+		}, exitInput, "it is a symbolic link"},
+		{"directory", func(t *testing.T, out, outside string) {
+			if err := os.Mkdir(filepath.Join(out, "s1.itf.json"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}, exitInput, "it is a directory"},
+		{"regular file is replaced", func(t *testing.T, out, outside string) {
+			write(t, filepath.Join(out, "s1.itf.json"), "old export\n")
+		}, exitOK, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			outside := filepath.Join(dir, "outside.txt")
+			write(t, outside, sentinel)
+			out := filepath.Join(dir, "out")
+			if err := os.Mkdir(out, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			tc.plant(t, out, outside)
+			before, _ := os.Lstat(filepath.Join(out, "s1.itf.json"))
+			_, errs, code := runCLI(t, "export", "--itf", "--out", out, src)
+			if code != tc.code || !strings.Contains(errs, tc.msg) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+				t.Fatalf("exit %d, stderr %q; want exit %d and %q", code, errs, tc.code, tc.msg)
+			}
+			if got, err := os.ReadFile(outside); err != nil || string(got) != sentinel {
+				t.Errorf("the file outside changed: %q, %v", got, err)
+			}
+			if _, err := os.Lstat(outside + ".new"); !os.IsNotExist(err) {
+				t.Errorf("a file was created outside through the link: %v", err)
+			}
+			entries, _ := os.ReadDir(out)
+			if len(entries) != 1 {
+				t.Errorf("DIR holds %d entries (temporary files left?): %v", len(entries), entries)
+			}
+			after, err := os.Lstat(filepath.Join(out, "s1.itf.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.code != exitOK {
+				if after.Mode() != before.Mode() || (after.Mode()&os.ModeSymlink != 0 && !os.SameFile(before, after)) {
+					t.Errorf("the planted %s was replaced by %v", tc.name, after.Mode())
+				}
+				return
+			}
+			if !after.Mode().IsRegular() {
+				t.Fatalf("not replaced by a regular file: %v", after.Mode())
+			}
+			if events := readITFFile(t, filepath.Join(out, "s1.itf.json")); len(events) != 1 || events[0].Instance != "s1" {
+				t.Errorf("replaced file holds %+v", events)
+			}
+		})
 	}
 }

@@ -44,7 +44,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return exitUsage
 	}
-	r, name, m, closeFile, err := openTrace(files[0], *tf.model, stdin)
+	r, name, m, closeFile, err := openTrace(files[0], *tf.model, stdin, *tf.maxITF)
 	if err != nil {
 		fmt.Fprintf(stderr, "tracecheck replay: %v\n", err)
 		return exitInput

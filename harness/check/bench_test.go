@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tracecheck/tracecheck/harness/check"
+	"github.com/tracecheck/tracecheck/model/program"
 	"github.com/tracecheck/tracecheck/model/session"
 	"github.com/tracecheck/tracecheck/trace"
 )
@@ -24,11 +26,10 @@ func genSessions(seed uint64, sessions, n int) []byte {
 	var buf bytes.Buffer
 	w := trace.NewWriter(&buf)
 	type live struct {
-		name  string
-		seq   uint64
-		s     session.State
-		left  int
-		ended bool
+		name string
+		seq  uint64
+		s    session.State
+		left int
 	}
 	per := n / sessions
 	ss := make([]*live, sessions)
@@ -189,4 +190,80 @@ func BenchmarkDecode(b *testing.B) {
 		}
 	}
 	b.ReportMetric(1e6*float64(b.N)/time.Since(start).Seconds(), "events/s")
+}
+
+// genInits writes a trace of n program instances of one Init event each,
+// r0000001, r0000002, ...: every instance stays live to the end of the
+// trace (and ends incomplete), the worst case for the checker's memory.
+func genInits(n int) []byte {
+	buf := make([]byte, 0, n*115)
+	for i := 1; i <= n; i++ {
+		buf = fmt.Appendf(buf, `{"v":1,"instance":"r%07d","seq":0,"action":"Init","state":{"phase":"Ready","verified":false,"published":false}}`+"\n", i)
+	}
+	return buf
+}
+
+// pipeReader hides a reader's ReaderAt and Seeker: the checker reads it as
+// it would a pipe, keeping copies of the last matched lines.
+type pipeReader struct{ io.Reader }
+
+// BenchmarkCheckInstances checks a trace of a million instances of one
+// Init event each, as `tracecheck check` does (results streamed through
+// Options.OnResult, finished instances forgotten): events/s, and the heap
+// each live instance holds, measured once all are live (at the first
+// result Close reports) after a GC, over the heap before the check. The
+// input is in memory before the run and not counted. "B/instance" is for
+// an input the checker can read again (a file); "B/instance-pipe" for a
+// pipe, where it keeps a copy of each instance's last matched lines.
+func BenchmarkCheckInstances(b *testing.B) {
+	const n = 1_000_000
+	sp := program.Spec()
+	data := genInits(n)
+	opt := func(onFirst func()) check.Options {
+		first := true
+		return check.Options{Forget: true, OnResult: func(res check.InstanceResult) {
+			if first {
+				first = false
+				if onFirst != nil {
+					onFirst()
+				}
+			}
+			if res.Verdict != check.Incomplete {
+				b.Fatalf("instance %s: %v", res.Instance, res.Verdict)
+			}
+		}}
+	}
+	check1 := func(r io.Reader, onFirst func()) {
+		rep, err := check.Check(context.Background(), sp, r, "gen", opt(onFirst))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if rep.Events != n || rep.Count(check.Incomplete) != n {
+			b.Fatalf("%d events, %d incomplete", rep.Events, rep.Count(check.Incomplete))
+		}
+	}
+	perInstance := func(r io.Reader) float64 {
+		var base, live runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&base)
+		check1(r, func() {
+			runtime.GC()
+			runtime.ReadMemStats(&live)
+		})
+		return (float64(live.HeapAlloc) - float64(base.HeapAlloc)) / n
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	runtime.GC()
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		check1(bytes.NewReader(data), nil)
+	}
+	el := time.Since(start).Seconds()
+	b.StopTimer()
+	b.ReportMetric(float64(n)*float64(b.N)/el, "events/s")
+	b.ReportMetric(perInstance(bytes.NewReader(data)), "B/instance")
+	b.ReportMetric(perInstance(pipeReader{bytes.NewReader(data)}), "B/instance-pipe")
+	runtime.KeepAlive(data) // in the base heap: keep it there
 }

@@ -2,6 +2,7 @@ package check
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -93,6 +94,17 @@ type Options struct {
 	// OnViolation, if set, is called as soon as an instance violates the
 	// spec, before the stream ends: a live monitor on a pipe reports there.
 	OnViolation func(InstanceResult)
+	// OnResult, if set, receives each instance's result as soon as it is
+	// final, and the report then counts the instance (Report.Streamed)
+	// instead of listing it, so that a check's memory does not grow with
+	// the instances it has reported: a violation at once (its Events and
+	// LastLine as of the violating event; later events of the instance
+	// are still counted in Report.Events, not checked), an instance that
+	// Forget drops when it drops it (instead of counting it in
+	// Report.Forgotten), and every other instance at Close, in order of
+	// first appearance. A check that stops on an input error or on
+	// cancellation does not report the instances still open.
+	OnResult func(InstanceResult)
 }
 
 func (o Options) last() int {
@@ -132,11 +144,12 @@ func Check[S comparable](ctx context.Context, sp *model.Spec[S], r io.Reader, na
 		return nil, err
 	}
 	c.name = name
+	c.readsFrom(r)
 	dec := trace.NewDecoderSize(r, name, opt.MaxLine)
 	for n := 0; ; n++ {
 		if n&1023 == 0 {
 			if err := ctx.Err(); err != nil {
-				return c.Close(), err
+				return c.abort(), err
 			}
 		}
 		ev, err := dec.Next()
@@ -148,13 +161,37 @@ func Check[S comparable](ctx context.Context, sp *model.Spec[S], r io.Reader, na
 			break
 		}
 		if err != nil {
-			return c.Close(), &InputError{dec.Pos(), err}
+			return c.abort(), &InputError{dec.Pos(), err}
 		}
 		if err := c.Feed(ev); err != nil {
-			return c.Close(), err
+			return c.abort(), err
 		}
 	}
 	return c.Close(), nil
+}
+
+// readsFrom lets the checker read r's lines again when r can (a regular
+// file, a bytes.Reader): an instance's last matched events are then kept
+// as positions in r, a few bytes each, and read back for a divergence
+// report, instead of as copies of the lines.
+func (c *Checker[S]) readsFrom(r io.Reader) {
+	ra, ok := r.(io.ReaderAt)
+	sk, ok2 := r.(io.Seeker)
+	if !ok || !ok2 {
+		return
+	}
+	base, err := sk.Seek(0, io.SeekCurrent) // fails on a pipe
+	if err != nil {
+		return
+	}
+	c.src, c.srcBase = ra, base
+}
+
+// abort closes a check cut short by an error: with OnResult, the
+// instances still open are not reported.
+func (c *Checker[S]) abort() *Report {
+	c.aborted = true
+	return c.Close()
 }
 
 // Checker validates a stream of events incrementally: feed it events as
@@ -180,7 +217,7 @@ type Checker[S comparable] struct {
 	invBad map[S]bool
 	trans  map[transKey[S]]*transInfo
 
-	insts map[string]*instance[S]
+	insts *instTable[S]
 	order []*instance[S]
 
 	cons       constraint
@@ -188,14 +225,26 @@ type Checker[S comparable] struct {
 	next       []S
 	seen       map[S]struct{} // addCandidate's set, empty between steps
 
+	src     io.ReaderAt    // the input, if it can be read again (readsFrom)
+	srcBase int64          // the input's offset in src where the check began
+	ends    map[S]*endInfo // what an instance that ends in a state reports
+	lastEnd struct {       // the last state looked up in ends: often the next
+		s  S
+		in *endInfo
+	}
+	initVals [][]model.Value // the valuation of each initial state
+	initBad  []string        // the invariant each initial state breaks, or ""
+
 	events    int
 	ambiguous int
 	forgotten int
+	streamed  Tally
 	dropped   int // forgotten instances still in order
 	finishing []finishing[S]
 	fhead     int
 	truncated *trace.Pos
 	truncInst string
+	aborted   bool
 	closed    *Report
 
 	mu      sync.Mutex // Emit only
@@ -270,7 +319,7 @@ func New[S comparable](sp *model.Spec[S], opt Options) (*Checker[S], error) {
 		varIdx: make(map[string]int), actIdx: make(map[string]int),
 		succ: make(map[succKey[S]]*succEntry[S]), valn: make(map[S][]model.Value),
 		stop: make(map[S]bool), quiet: make(map[S]bool), invBad: make(map[S]bool), trans: make(map[transKey[S]]*transInfo),
-		insts: make(map[string]*instance[S])}
+		ends: make(map[S]*endInfo), insts: newInstTable[S]()}
 	for i, v := range sp.Vars {
 		c.varIdx[v] = i
 	}
@@ -281,6 +330,10 @@ func New[S comparable](sp *model.Spec[S], opt Options) (*Checker[S], error) {
 	if len(c.inits) == 0 {
 		return nil, errors.New("check: spec has no initial state")
 	}
+	for _, s := range c.inits {
+		c.initVals = append(c.initVals, sp.Valuation(s))
+		c.initBad = append(c.initBad, sp.Check(s))
+	}
 	c.varKind = make([]model.Kind, len(sp.Vars))
 	for i, v := range c.valuation(c.inits[0]) {
 		c.varKind[i] = v.Kind()
@@ -290,18 +343,106 @@ func New[S comparable](sp *model.Spec[S], opt Options) (*Checker[S], error) {
 	return c, nil
 }
 
-// instance is the live state of one instance.
+// instance is the state of one instance. It is kept small (96 bytes for
+// the bundled specs; with the instance table, the name and the recent
+// events about 150 bytes an instance, see BenchmarkCheckInstances): a
+// trace may hold a million instances at once. What only some instances need (a violation's
+// report, an open composite step) hangs off pointers; the usual single
+// candidate state is kept inline; the last matched events are packed in
+// one byte slice, as positions in the input when it can be read again.
 type instance[S comparable] struct {
-	res        InstanceResult
-	lastSeq    uint64
-	cands      []S
-	comp       *composite
-	ring       []recent
-	ringN      int
-	trunc      bool
-	forgotten  bool
-	finishedAt int    // the event count when it last became finished (Forget)
-	uncertain  string // why a valid ending would be only incomplete
+	name      string
+	lastSeq   uint64
+	events    int
+	firstLine int
+	lastLine  int
+	// recent packs the last matched events, oldest first (see remember).
+	recent []byte
+	x      *instanceExtra[S]
+	// finishedAt is the low 32 bits of the event count when the instance
+	// last became finished (Forget), valid while fFinishing is set: an
+	// entry of Checker.finishing is at most Linger events old, far less
+	// than 2^32, so the low bits tell whether it is still current.
+	finishedAt uint32
+	nrecent    int32 // events in recent
+	verdict    Verdict
+	flags      uint8
+	// one is the candidate state when there is one (fOne); several are in
+	// x.more (fMany); none once the instance violated the spec.
+	one [1]S
+}
+
+// instance flags.
+const (
+	fOne       = 1 << iota // one candidate, in one
+	fMany                  // several candidates, in x.more
+	fTrunc                 // the trace ends on a partial line of it
+	fForgotten             // dropped by Forget
+	fReported              // its result went to OnResult
+	fFinishing             // finishedAt is set
+)
+
+func (in *instance[S]) is(f uint8) bool { return in.flags&f != 0 }
+
+// instanceExtra holds what few instances need.
+type instanceExtra[S comparable] struct {
+	more      []S         // the candidates when there are several (fMany)
+	comp      *composite  // the open composite step
+	uncertain string      // why a valid ending would be only incomplete
+	div       *Divergence // the violation, until it is reported
+}
+
+func (in *instance[S]) extra() *instanceExtra[S] {
+	if in.x == nil {
+		in.x = &instanceExtra[S]{}
+	}
+	return in.x
+}
+
+func (in *instance[S]) uncertain() string {
+	if in.x == nil {
+		return ""
+	}
+	return in.x.uncertain
+}
+
+// comp returns the open composite step, or nil.
+func (in *instance[S]) comp() *composite {
+	if in.x == nil {
+		return nil
+	}
+	return in.x.comp
+}
+
+// cands returns the candidate states. The slice is the instance's own:
+// valid until the candidates change.
+func (in *instance[S]) cands() []S {
+	switch {
+	case in.flags&fOne != 0:
+		return in.one[:]
+	case in.flags&fMany != 0:
+		return in.x.more
+	}
+	return nil
+}
+
+// setCands makes next (a scratch slice, or cands() itself) the
+// candidates.
+func (in *instance[S]) setCands(next []S) {
+	in.flags &^= fOne | fMany
+	switch len(next) {
+	case 0:
+		if in.x != nil {
+			in.x.more = nil
+		}
+	case 1:
+		in.one[0] = next[0]
+		in.flags |= fOne
+	default:
+		x := in.extra()
+		x.more = append(x.more[:0], next...)
+		in.flags |= fMany
+	}
 }
 
 type composite struct {
@@ -309,11 +450,6 @@ type composite struct {
 	name string
 	pos  trace.Pos
 	cons constraint
-}
-
-type recent struct {
-	line int
-	text []byte
 }
 
 func (c *Checker[S]) inputErr(pos trace.Pos, format string, args ...any) error {
@@ -498,62 +634,71 @@ func (c *Checker[S]) Feed(r *trace.Raw) error {
 	if isInit && r.Part != nil {
 		return c.inputErr(r.Pos, "%w: Init cannot be part of a composite step", trace.ErrField)
 	}
-	in := c.insts[string(r.Instance)]
+	in, h, slot := c.insts.find(r.Instance)
 	if in == nil {
 		in = c.newInstance(string(r.Instance), r.Pos)
+		c.insts.insert(h, slot, in)
 	} else if r.Seq <= in.lastSeq {
 		what := "goes backwards"
 		if r.Seq == in.lastSeq {
 			what = "repeats"
 		}
-		return c.inputErr(r.Pos, "%w: instance %s: seq %d %s (previous %d at line %d)", ErrSequence, trace.Printable(in.res.Instance), r.Seq, what, in.lastSeq, in.res.LastLine)
+		return c.inputErr(r.Pos, "%w: instance %s: seq %d %s (previous %d at line %d)", ErrSequence, trace.Printable(in.name), r.Seq, what, in.lastSeq, in.lastLine)
 	}
 	c.events++
 	in.lastSeq = r.Seq
-	in.res.Events++
-	in.res.LastLine = r.Pos.Line
-	if in.res.Verdict == Violation {
-		return nil
+	in.events++
+	in.lastLine = r.Pos.Line
+	if in.verdict != Violation {
+		c.step(in, r, act, isInit)
 	}
-	if c.unknownVar != "" && in.uncertain == "" {
-		in.uncertain = fmt.Sprintf("state.%s at line %d is #unserializable, so the trace could not be checked in full", c.unknownVar, r.Pos.Line)
+	if c.opt.Forget {
+		c.expire()
+	}
+	return nil
+}
+
+// step checks the event r of in, which has not violated the spec.
+func (c *Checker[S]) step(in *instance[S], r *trace.Raw, act int, isInit bool) {
+	if c.unknownVar != "" && in.uncertain() == "" {
+		in.extra().uncertain = fmt.Sprintf("state.%s at line %d is #unserializable, so the trace could not be checked in full", c.unknownVar, r.Pos.Line)
 	}
 	switch {
-	case in.res.Events == 1:
+	case in.events == 1:
 		if !isInit {
 			c.violate(in, r, act, "init", fmt.Sprintf("the instance's first event is %s, want %s", r.Action, trace.InitAction))
-			return nil
+			return
 		}
 		c.initial(in, r)
 	case isInit:
-		c.violate(in, r, act, "init", fmt.Sprintf("%s after the instance started (first event at line %d)", trace.InitAction, in.res.FirstLine))
+		c.violate(in, r, act, "init", fmt.Sprintf("%s after the instance started (first event at line %d)", trace.InitAction, in.firstLine))
 	case r.Stutter:
 		c.stutter(in, r)
 	case r.Part != nil:
 		c.part(in, r, act)
-	case in.comp != nil:
-		c.violate(in, r, act, "composite", fmt.Sprintf("%s inside the open composite step %s (begun at line %d)", r.Action, in.comp.name, in.comp.pos.Line))
+	case in.comp() != nil:
+		comp := in.comp()
+		c.violate(in, r, act, "composite", fmt.Sprintf("%s inside the open composite step %s (begun at line %d)", r.Action, comp.name, comp.pos.Line))
 	default:
 		if c.advance(in, act, &c.cons) {
 			c.violateStep(in, r, act, &c.cons)
 		}
 	}
-	if in.res.Verdict == Violation {
-		return nil
+	if in.verdict == Violation {
+		return
 	}
 	c.remember(in, r)
 	if c.opt.OnStep != nil {
 		c.opt.OnStep(c.stepInfo(in, r))
 	}
 	if c.opt.Forget {
-		in.finishedAt = 0
-		if in.comp == nil && in.uncertain == "" && c.finished(in) {
-			in.finishedAt = c.events
+		in.flags &^= fFinishing
+		if in.comp() == nil && in.uncertain() == "" && c.finished(in) {
+			in.flags |= fFinishing
+			in.finishedAt = uint32(c.events)
 			c.finishing = append(c.finishing, finishing[S]{in, c.events})
 		}
-		c.expire()
 	}
-	return nil
 }
 
 type finishing[S comparable] struct {
@@ -567,12 +712,14 @@ func (c *Checker[S]) expire() {
 	if linger <= 0 {
 		linger = DefaultLinger
 	}
+	linger = min(linger, 1<<31) // instance.finishedAt keeps 32 bits
 	for c.fhead < len(c.finishing) && c.finishing[c.fhead].at+linger <= c.events {
 		f := c.finishing[c.fhead]
 		c.finishing[c.fhead] = finishing[S]{}
 		c.fhead++
-		if !f.in.forgotten && f.in.finishedAt == f.at && f.in.res.Verdict != Violation {
-			c.forget(f.in)
+		in := f.in
+		if !in.is(fForgotten) && in.is(fFinishing) && in.finishedAt == uint32(f.at) && in.verdict != Violation {
+			c.forget(in)
 		}
 	}
 	if c.fhead > 64 && c.fhead > len(c.finishing)/2 {
@@ -585,12 +732,12 @@ func (c *Checker[S]) expire() {
 
 // Live returns the number of instances the checker holds state for: all
 // instances seen, less those forgotten (Options.Forget).
-func (c *Checker[S]) Live() int { return len(c.insts) }
+func (c *Checker[S]) Live() int { return c.insts.Len() }
 
 // finished reports whether every candidate of in is a state where the spec
 // may stop and no action leads anywhere else.
 func (c *Checker[S]) finished(in *instance[S]) bool {
-	for _, s := range in.cands {
+	for _, s := range in.cands() {
 		if !c.mayStop(s) {
 			return false
 		}
@@ -613,19 +760,25 @@ func (c *Checker[S]) finished(in *instance[S]) bool {
 			return false
 		}
 	}
-	return len(in.cands) > 0
+	return len(in.cands()) > 0
 }
 
 func (c *Checker[S]) forget(in *instance[S]) {
-	delete(c.insts, in.res.Instance)
-	in.forgotten = true
-	in.cands, in.ring = nil, nil
-	c.forgotten++
+	if c.opt.OnResult != nil {
+		c.report(c.result(in))
+		in.flags |= fReported
+	} else {
+		c.forgotten++
+	}
+	c.insts.delete(in)
+	in.flags |= fForgotten
+	in.flags &^= fOne | fMany
+	in.recent, in.x = nil, nil
 	c.dropped++
 	if c.dropped > 64 && c.dropped > len(c.order)/2 {
 		live := c.order[:0]
 		for _, x := range c.order {
-			if !x.forgotten {
+			if !x.is(fForgotten) {
 				live = append(live, x)
 			}
 		}
@@ -644,38 +797,73 @@ func (c *Checker[S]) actionList() string {
 }
 
 func (c *Checker[S]) newInstance(name string, pos trace.Pos) *instance[S] {
-	in := &instance[S]{res: InstanceResult{Instance: name, FirstLine: pos.Line}}
-	if c.last > 0 {
-		in.ring = make([]recent, c.last)
-	}
-	c.insts[name] = in
+	in := &instance[S]{name: name, firstLine: pos.Line}
 	c.order = append(c.order, in)
 	return in
 }
 
+// remember records r as in's latest matched event, dropping the oldest
+// beyond the last c.last. The events are packed into in.recent, oldest
+// first, each as uvarints: its line number, then either its offset and
+// length in the input (when c.src can read it again) or its length
+// followed by the line's bytes.
 func (c *Checker[S]) remember(in *instance[S], r *trace.Raw) {
-	if len(in.ring) == 0 {
+	if c.last == 0 {
 		return
 	}
-	e := &in.ring[in.ringN%len(in.ring)]
-	e.line = r.Pos.Line
-	e.text = append(e.text[:0], r.Line...)
-	in.ringN++
+	if int(in.nrecent) >= c.last {
+		n := recentSize(in.recent, c.src != nil)
+		in.recent = in.recent[:copy(in.recent, in.recent[n:])]
+		in.nrecent--
+	}
+	var head [3 * binary.MaxVarintLen64]byte
+	b := binary.AppendUvarint(head[:0], uint64(r.Pos.Line))
+	if c.src != nil {
+		b = binary.AppendUvarint(b, uint64(r.Off))
+		b = binary.AppendUvarint(b, uint64(len(r.Line)))
+		in.recent = append(in.recent, b...)
+	} else {
+		b = binary.AppendUvarint(b, uint64(len(r.Line)))
+		if in.recent == nil { // one allocation of the right size for the first
+			in.recent = make([]byte, 0, len(b)+len(r.Line))
+		}
+		in.recent = append(append(in.recent, b...), r.Line...)
+	}
+	in.nrecent++
+}
+
+// recentSize returns the size of the first event packed in b.
+func recentSize(b []byte, positions bool) int {
+	_, n := binary.Uvarint(b)
+	size := n
+	if positions {
+		_, n = binary.Uvarint(b[size:])
+		size += n
+		_, n = binary.Uvarint(b[size:])
+		return size + n
+	}
+	l, n := binary.Uvarint(b[size:])
+	return size + n + int(l)
 }
 
 func (c *Checker[S]) initial(in *instance[S], r *trace.Raw) {
 	var bad string
-	for _, s := range c.inits {
-		if !c.matches(s, &c.cons) {
+	next := c.next[:0]
+	for i, s := range c.inits {
+		if !c.cons.matches(c.initVals[i]) {
 			continue
 		}
-		if inv := c.sp.Check(s); inv != "" {
+		if inv := c.initBad[i]; inv != "" {
 			bad = "invariant " + inv
 			continue
 		}
-		in.cands = append(in.cands, s)
+		next = append(next, s)
 	}
-	if len(in.cands) == 0 {
+	if len(next) > 0 {
+		in.setCands(next)
+	}
+	c.next = next[:0]
+	if len(in.cands()) == 0 {
 		reason := "the state is not an initial state of the spec"
 		if bad != "" {
 			reason = "the initial state breaks " + bad
@@ -691,7 +879,7 @@ func (c *Checker[S]) advance(in *instance[S], act int, cons *constraint) (failed
 	var first transKey[S]
 	var firstE *succEntry[S]
 	firstJ, matched := 0, 0 // matched: 0, 1, or 2 for "more than one transition"
-	for _, s := range in.cands {
+	for _, s := range in.cands() {
 		e := c.successors(s, act)
 		if e.guard != "" {
 			continue
@@ -722,8 +910,8 @@ func (c *Checker[S]) advance(in *instance[S], act int, cons *constraint) (failed
 	if c.seen != nil {
 		clear(c.seen)
 	}
+	c.next = next[:0]
 	if len(next) == 0 {
-		c.next = next
 		return true
 	}
 	if matched == 1 {
@@ -736,7 +924,7 @@ func (c *Checker[S]) advance(in *instance[S], act int, cons *constraint) (failed
 	} else {
 		c.ambiguous++
 	}
-	in.cands, c.next = next, in.cands[:0]
+	in.setCands(next)
 	return false
 }
 
@@ -790,12 +978,13 @@ func (c *Checker[S]) addCandidate(next []S, t S) []S {
 }
 
 func (c *Checker[S]) stutter(in *instance[S], r *trace.Raw) {
+	comp := in.comp()
 	fits := func(s S) bool {
 		vals := c.valuation(s)
 		for _, i := range c.cons.idx {
 			want := vals[i]
-			if in.comp != nil && in.comp.cons.set[i] {
-				want = in.comp.cons.vals[i]
+			if comp != nil && comp.cons.set[i] {
+				want = comp.cons.vals[i]
 			}
 			if !want.Equal(c.cons.vals[i]) {
 				return false
@@ -804,7 +993,7 @@ func (c *Checker[S]) stutter(in *instance[S], r *trace.Raw) {
 		return true
 	}
 	n := 0
-	for _, s := range in.cands {
+	for _, s := range in.cands() {
 		if fits(s) {
 			n++
 		}
@@ -813,27 +1002,28 @@ func (c *Checker[S]) stutter(in *instance[S], r *trace.Raw) {
 		c.violate(in, r, -1, "stutter", fmt.Sprintf("stutter event %q changes spec variables", r.Action))
 		return
 	}
-	if n < len(in.cands) {
-		keep := in.cands[:0]
-		for _, s := range in.cands {
+	if cands := in.cands(); n < len(cands) {
+		keep := cands[:0]
+		for _, s := range cands {
 			if fits(s) {
 				keep = append(keep, s)
 			}
 		}
-		in.cands = keep
+		in.setCands(keep)
 	}
 }
 
 func (c *Checker[S]) part(in *instance[S], r *trace.Raw, act int) {
 	name := c.sp.Actions[act].Name
+	comp := in.comp()
 	switch string(r.Part) {
 	case trace.PartBegin:
-		if in.comp != nil {
-			c.violate(in, r, act, "composite", fmt.Sprintf("composite %s begins inside the open composite %s (begun at line %d)", name, in.comp.name, in.comp.pos.Line))
+		if comp != nil {
+			c.violate(in, r, act, "composite", fmt.Sprintf("composite %s begins inside the open composite %s (begun at line %d)", name, comp.name, comp.pos.Line))
 			return
 		}
 		enabled := false
-		for _, s := range in.cands {
+		for _, s := range in.cands() {
 			if c.successors(s, act).guard == "" {
 				enabled = true
 				break
@@ -843,22 +1033,21 @@ func (c *Checker[S]) part(in *instance[S], r *trace.Raw, act int) {
 			c.violateStep(in, r, act, &c.cons)
 			return
 		}
-		in.comp = &composite{act: act, name: name, pos: r.Pos, cons: c.cons.clone()}
+		in.extra().comp = &composite{act: act, name: name, pos: r.Pos, cons: c.cons.clone()}
 	default:
-		if in.comp == nil {
+		if comp == nil {
 			c.violate(in, r, act, "composite", fmt.Sprintf("part %q of %s without a begin", r.Part, name))
 			return
 		}
-		if in.comp.act != act {
-			c.violate(in, r, act, "composite", fmt.Sprintf("part of %s inside the open composite %s (begun at line %d)", name, in.comp.name, in.comp.pos.Line))
+		if comp.act != act {
+			c.violate(in, r, act, "composite", fmt.Sprintf("part of %s inside the open composite %s (begun at line %d)", name, comp.name, comp.pos.Line))
 			return
 		}
 		for _, i := range c.cons.idx {
-			in.comp.cons.put(i, c.cons.vals[i])
+			comp.cons.put(i, c.cons.vals[i])
 		}
 		if string(r.Part) == trace.PartEnd {
-			comp := in.comp
-			in.comp = nil
+			in.x.comp = nil
 			if c.advance(in, act, &comp.cons) {
 				c.violateStep(in, r, act, &comp.cons)
 			}
@@ -874,21 +1063,24 @@ func (c *Checker[S]) Truncated(pos trace.Pos, line []byte) {
 	name, ok := trace.PeekInstance(line)
 	if !ok {
 		for _, in := range c.order {
-			in.trunc = true
+			in.flags |= fTrunc
 		}
 		return
 	}
 	c.truncInst = name
-	in := c.insts[name]
+	in, h, slot := c.insts.find([]byte(name))
 	if in == nil {
 		in = c.newInstance(name, pos)
-		in.res.LastLine = pos.Line
+		c.insts.insert(h, slot, in)
+		in.lastLine = pos.Line
 	}
-	in.trunc = true
+	in.flags |= fTrunc
 }
 
 // Close ends the stream and returns the report: each instance's verdict
-// is final. Close may be called more than once.
+// is final. With Options.OnResult, the instances not yet reported are
+// reported now, in order of first appearance. Close may be called more
+// than once.
 func (c *Checker[S]) Close() *Report {
 	c.mu.Lock() // against a concurrent Emit
 	defer c.mu.Unlock()
@@ -899,23 +1091,21 @@ func (c *Checker[S]) Close() *Report {
 	if c.truncated != nil {
 		rep.Truncated = &Truncation{File: c.truncated.File, Line: c.truncated.Line, Instance: c.truncInst}
 	}
-	rep.Forgotten = c.forgotten
 	for _, in := range c.order {
-		if in.forgotten {
+		if in.flags&(fForgotten|fReported) != 0 {
 			continue
 		}
-		res := in.res
-		if res.Verdict != Violation {
-			res.Verdict, res.Reason = c.final(in)
+		if c.opt.OnResult == nil {
+			rep.Instances = append(rep.Instances, c.result(in))
+		} else if !c.aborted {
+			c.report(c.result(in))
 		}
-		if res.Verdict != Violation {
-			for _, s := range in.cands {
-				res.Final = append(res.Final, c.sp.Format(s))
-				res.FinalValues = append(res.FinalValues, c.sp.Valuation(s))
-			}
-		}
-		rep.Instances = append(rep.Instances, res)
 	}
+	if c.opt.OnResult != nil { // reported: the memory can go
+		c.insts, c.order, c.finishing = newInstTable[S](), nil, nil
+	}
+	rep.Forgotten = c.forgotten
+	rep.Streamed = c.streamed
 	for k, ti := range c.trans {
 		if ti.count == 0 {
 			continue
@@ -928,27 +1118,91 @@ func (c *Checker[S]) Close() *Report {
 	return rep
 }
 
-func (c *Checker[S]) final(in *instance[S]) (Verdict, string) {
-	switch {
-	case in.trunc:
-		return Incomplete, fmt.Sprintf("the trace is truncated at %s (a partial last line)", c.truncated)
-	case in.comp != nil:
-		return Incomplete, fmt.Sprintf("the trace ends inside the composite step %s begun at line %d", in.comp.name, in.comp.pos.Line)
-	case len(in.cands) == 0:
-		return Incomplete, "no event checked"
+// result is in's result as it stands: final at the end of the stream.
+func (c *Checker[S]) result(in *instance[S]) InstanceResult {
+	res := InstanceResult{Instance: in.name, Verdict: in.verdict, Events: in.events,
+		FirstLine: in.firstLine, LastLine: in.lastLine}
+	if in.verdict == Violation {
+		if in.x != nil && in.x.div != nil {
+			res.Reason, res.Divergence = in.x.div.Reason, in.x.div
+		}
+		return res
 	}
-	for _, s := range in.cands {
-		if !c.mayStop(s) {
+	res.Verdict, res.Reason = c.final(in)
+	cands := in.cands()
+	if len(cands) == 1 { // the usual case: no allocation
+		e := c.end(cands[0])
+		res.Final, res.FinalValues = e.final, e.vals
+		return res
+	}
+	for _, s := range cands {
+		e := c.end(s)
+		res.Final = append(res.Final, e.format)
+		res.FinalValues = append(res.FinalValues, e.vals[0])
+	}
+	return res
+}
+
+// report passes res to Options.OnResult and counts it.
+func (c *Checker[S]) report(res InstanceResult) {
+	c.streamed.add(res.Verdict)
+	c.opt.OnResult(res)
+}
+
+// endInfo is what the checker reports of an instance that ends in a
+// state, cached per state: a million instances that end in the same state
+// share it.
+type endInfo struct {
+	stop   bool            // the spec may stop there (mayStop)
+	why    string          // if not, why the instance is incomplete
+	format string          // Spec.Format
+	final  []string        // {format}: Final when it is the only candidate
+	vals   [][]model.Value // {Spec.Valuation}: FinalValues likewise
+}
+
+// end returns the endInfo of s.
+func (c *Checker[S]) end(s S) *endInfo {
+	if e := c.lastEnd.in; e != nil && c.lastEnd.s == s {
+		return e
+	}
+	e, ok := c.ends[s]
+	if !ok {
+		e = &endInfo{stop: c.mayStop(s), format: c.sp.Format(s)}
+		e.final, e.vals = []string{e.format}, [][]model.Value{c.sp.Valuation(s)}
+		if !e.stop {
 			enabled := c.sp.Enabled(s)
 			what := "enabled: " + strings.Join(enabled, ", ")
 			if len(enabled) == 0 {
 				what = "no action is enabled and the state is not terminal (a deadlock)"
 			}
-			return Incomplete, fmt.Sprintf("the trace ends in a state where the spec does not stop: %s (%s)", c.sp.Format(s), what)
+			e.why = fmt.Sprintf("the trace ends in a state where the spec does not stop: %s (%s)", e.format, what)
+		}
+		if len(c.ends) >= maxCache {
+			clear(c.ends)
+		}
+		c.ends[s] = e
+	}
+	c.lastEnd.s, c.lastEnd.in = s, e
+	return e
+}
+
+func (c *Checker[S]) final(in *instance[S]) (Verdict, string) {
+	switch {
+	case in.is(fTrunc):
+		return Incomplete, fmt.Sprintf("the trace is truncated at %s (a partial last line)", c.truncated)
+	case in.comp() != nil:
+		comp := in.comp()
+		return Incomplete, fmt.Sprintf("the trace ends inside the composite step %s begun at line %d", comp.name, comp.pos.Line)
+	case len(in.cands()) == 0:
+		return Incomplete, "no event checked"
+	}
+	for _, s := range in.cands() {
+		if e := c.end(s); !e.stop {
+			return Incomplete, e.why
 		}
 	}
-	if in.uncertain != "" {
-		return Incomplete, in.uncertain
+	if u := in.uncertain(); u != "" {
+		return Incomplete, u
 	}
 	return Valid, ""
 }
@@ -978,9 +1232,9 @@ func (c *Checker[S]) Emit(e trace.Event) error {
 var _ trace.Sink = (*Checker[int])(nil)
 
 func (c *Checker[S]) stepInfo(in *instance[S], r *trace.Raw) Step {
-	st := Step{Pos: r.Pos, Instance: in.res.Instance, Seq: r.Seq, Action: string(r.Action),
+	st := Step{Pos: r.Pos, Instance: in.name, Seq: r.Seq, Action: string(r.Action),
 		Part: string(r.Part), Stutter: r.Stutter}
-	for _, s := range in.cands {
+	for _, s := range in.cands() {
 		st.States = append(st.States, c.sp.Format(s))
 		st.Enabled = append(st.Enabled, c.sp.Enabled(s))
 	}

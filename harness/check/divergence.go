@@ -1,6 +1,7 @@
 package check
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strings"
 
@@ -60,7 +61,7 @@ const maxCandidates = 8
 
 func (c *Checker[S]) violate(in *instance[S], r *trace.Raw, act int, kind, reason string) {
 	d := c.divergence(in, r, kind, reason)
-	if kind == "init" && in.res.Events == 1 {
+	if kind == "init" && in.events == 1 {
 		for i, s := range c.inits {
 			if i == maxCandidates {
 				break
@@ -72,7 +73,7 @@ func (c *Checker[S]) violate(in *instance[S], r *trace.Raw, act int, kind, reaso
 			d.Diff = c.diff(c.valuation(c.inits[0]), &c.cons, "initial state")
 		}
 	} else {
-		for i, s := range in.cands {
+		for i, s := range in.cands() {
 			if i == maxCandidates {
 				break
 			}
@@ -82,9 +83,9 @@ func (c *Checker[S]) violate(in *instance[S], r *trace.Raw, act int, kind, reaso
 			}
 			d.Candidates = append(d.Candidates, cd)
 		}
-		if kind == "stutter" && len(in.cands) > 0 {
-			d.Diff = c.diff(c.valuation(in.cands[0]), &c.cons, "unchanged state")
-			d.Fits = c.fits(in.cands, -1, &c.cons)
+		if kind == "stutter" && len(in.cands()) > 0 {
+			d.Diff = c.diff(c.valuation(in.cands()[0]), &c.cons, "unchanged state")
+			d.Fits = c.fits(in.cands(), -1, &c.cons)
 		}
 	}
 	c.finish(in, d)
@@ -108,7 +109,7 @@ func (c *Checker[S]) violateStep(in *instance[S], r *trace.Raw, act int, cons *c
 	var b *best
 	guardOnly, badStep := true, ""
 	d := c.divergence(in, r, "", "")
-	for i, s := range in.cands {
+	for i, s := range in.cands() {
 		e := c.successors(s, act)
 		var why []string
 		if e.guard != "" {
@@ -151,7 +152,7 @@ func (c *Checker[S]) violateStep(in *instance[S], r *trace.Raw, act int, cons *c
 			d.Candidates = append(d.Candidates, Candidate{State: c.sp.Format(s), Enabled: nonNil(c.sp.Enabled(s)), Why: why})
 		}
 	}
-	d.Fits = c.fits(in.cands, act, cons)
+	d.Fits = c.fits(in.cands(), act, cons)
 	switch {
 	case badStep != "" && strings.HasPrefix(badStep, "invariant"):
 		d.Kind = "invariant"
@@ -208,29 +209,72 @@ func contains(xs []string, x string) bool {
 }
 
 func (c *Checker[S]) divergence(in *instance[S], r *trace.Raw, kind, reason string) *Divergence {
-	d := &Divergence{File: r.Pos.File, Line: r.Pos.Line, Instance: in.res.Instance, Seq: r.Seq,
+	d := &Divergence{File: r.Pos.File, Line: r.Pos.Line, Instance: in.name, Seq: r.Seq,
 		Action: string(r.Action), Event: string(r.Line), Kind: kind, Reason: reason}
-	n := len(in.ring)
-	if in.ringN < n {
-		n = in.ringN
-	}
-	for i := in.ringN - n; i < in.ringN; i++ {
-		e := in.ring[i%len(in.ring)]
-		d.Recent = append(d.Recent, Recent{e.line, string(e.text)})
-	}
+	d.Recent = c.recentEvents(in)
 	return d
 }
 
-func (c *Checker[S]) finish(in *instance[S], d *Divergence) {
-	in.res.Verdict = Violation
-	in.res.Reason = d.Reason
-	in.res.Divergence = d
-	in.cands = nil
-	in.comp = nil
-	in.ring = nil
-	if c.opt.OnViolation != nil {
-		c.opt.OnViolation(in.res)
+// recentEvents unpacks in's last matched events (see remember), reading
+// them from the input again if they were kept as positions.
+func (c *Checker[S]) recentEvents(in *instance[S]) []Recent {
+	var out []Recent
+	b := in.recent
+	for len(b) > 0 {
+		line, n := binary.Uvarint(b)
+		b = b[n:]
+		if c.src == nil {
+			l, n := binary.Uvarint(b)
+			b = b[n:]
+			out = append(out, Recent{int(line), string(b[:l])})
+			b = b[l:]
+			continue
+		}
+		off, n := binary.Uvarint(b)
+		b = b[n:]
+		l, n := binary.Uvarint(b)
+		b = b[n:]
+		out = append(out, Recent{int(line), c.reread(in.name, int(line), int64(off), int(l))})
 	}
+	return out
+}
+
+// reread reads the event line of instance name at line (offset off,
+// length l) from the input again, and says so if it is no longer there.
+func (c *Checker[S]) reread(name string, line int, off int64, l int) string {
+	buf := make([]byte, l)
+	n, err := c.src.ReadAt(buf, c.srcBase+off)
+	if n == l {
+		err = nil
+	}
+	if err != nil {
+		return fmt.Sprintf("(the line cannot be read again: %v)", err)
+	}
+	if r, err := trace.ParseEvent(buf, trace.Pos{File: c.name, Line: line}); err != nil || string(r.Instance) != name {
+		return "(the line changed in the input since it was checked)"
+	}
+	return string(buf)
+}
+
+func (c *Checker[S]) finish(in *instance[S], d *Divergence) {
+	in.verdict = Violation
+	in.setCands(nil)
+	if in.x != nil {
+		in.x.comp = nil
+	}
+	in.recent, in.nrecent = nil, 0
+	res := InstanceResult{Instance: in.name, Verdict: Violation, Events: in.events, FirstLine: in.firstLine,
+		LastLine: in.lastLine, Reason: d.Reason, Divergence: d}
+	if c.opt.OnViolation != nil {
+		c.opt.OnViolation(res)
+	}
+	if c.opt.OnResult != nil {
+		c.report(res)
+		in.flags |= fReported
+		in.x = nil
+		return
+	}
+	in.extra().div = d
 }
 
 // countDiffs counts the variables where vals and cons disagree.

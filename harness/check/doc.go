@@ -27,10 +27,21 @@
 //     ([Checker.Feed], or [Checker.Emit] as a trace.Sink in-process): a
 //     live monitor. [Options.OnViolation] reports a violation as it
 //     happens.
+//   - [Options.OnResult] streams each instance's result as soon as it is
+//     final instead of listing it in the [Report]; with [Options.Forget],
+//     finished instances are also dropped, so memory follows the live
+//     instances. [TextStream] prints streamed results as `tracecheck
+//     check` does.
 //   - [CoverageOf] says which transitions of the spec's graph the traces
 //     exercised.
 //
-// Memory is bounded by the number of instances, not the trace length: the
-// checker keeps each instance's candidate states and its last few matched
-// events (for the report), and bounded caches of successors and values.
+// Memory is bounded by the number of live instances, not the trace length:
+// the checker keeps each instance's candidate states and its last few
+// matched events (for the report), and bounded caches of successors and
+// values. An instance is small (96 bytes for the bundled specs, about 150
+// with its share of the instance table; BenchmarkCheckInstances): its
+// usual single candidate state is inline, and when the input can be read
+// again (a regular file, a bytes.Reader: [Check] sees an io.ReaderAt and
+// io.Seeker) its last matched events are kept as positions in the input
+// and read back for a divergence report; otherwise as copies of the lines.
 package check

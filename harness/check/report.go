@@ -1,9 +1,11 @@
 package check
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/tracecheck/tracecheck/model"
@@ -59,6 +61,9 @@ type InstanceResult struct {
 	Final []string `json:"final,omitempty"`
 	// FinalValues holds the same states as values, in the order of the
 	// spec's Vars (Spec.Valuation), for programs that inspect them.
+	// Final and FinalValues may share memory with other results (of
+	// instances that end in the same state): read them, do not modify
+	// them.
 	FinalValues [][]model.Value `json:"-"`
 }
 
@@ -104,18 +109,70 @@ type Report struct {
 	Exercised []Transition `json:"exercised,omitempty"`
 	Ambiguous int          `json:"ambiguous_steps,omitempty"`
 	// Forgotten counts the valid instances dropped when they finished
-	// (Options.Forget); they are not in Instances.
+	// (Options.Forget) without being reported (Options.OnResult); they are
+	// not in Instances.
 	Forgotten int `json:"forgotten_valid,omitempty"`
+	// Streamed counts, by verdict, the instances whose results went to
+	// Options.OnResult; they are not in Instances.
+	Streamed Tally `json:"streamed,omitzero"`
 }
 
-// Verdict returns the worst verdict of any instance: violation, then
-// incomplete, then valid. A truncated trace is at best incomplete, and a
-// trace with no instance is incomplete.
+// Tally counts instances by verdict.
+type Tally struct {
+	Valid      int `json:"valid"`
+	Incomplete int `json:"incomplete"`
+	Violation  int `json:"violation"`
+}
+
+// Of returns the count of verdict v.
+func (t Tally) Of(v Verdict) int {
+	switch v {
+	case Valid:
+		return t.Valid
+	case Incomplete:
+		return t.Incomplete
+	case Violation:
+		return t.Violation
+	}
+	return 0
+}
+
+// Total returns the number of instances counted.
+func (t Tally) Total() int { return t.Valid + t.Incomplete + t.Violation }
+
+func (t *Tally) add(v Verdict) {
+	switch v {
+	case Valid:
+		t.Valid++
+	case Incomplete:
+		t.Incomplete++
+	case Violation:
+		t.Violation++
+	}
+}
+
+// Worst returns the worst verdict counted, or 0 if none.
+func (t Tally) Worst() Verdict {
+	switch {
+	case t.Violation > 0:
+		return Violation
+	case t.Incomplete > 0:
+		return Incomplete
+	case t.Valid > 0:
+		return Valid
+	}
+	return 0
+}
+
+// Verdict returns the worst verdict of any instance (listed or streamed):
+// violation, then incomplete, then valid. A truncated trace is at best
+// incomplete, and a trace with no instance is incomplete.
 func (r *Report) Verdict() Verdict {
 	v := Valid
-	if r.Truncated != nil || len(r.Instances)+r.Forgotten == 0 {
+	if r.Truncated != nil || r.Total()+r.Forgotten == 0 {
 		v = Incomplete
 	}
+	v = max(v, r.Streamed.Worst())
 	for _, in := range r.Instances {
 		if in.Verdict > v {
 			v = in.Verdict
@@ -124,9 +181,10 @@ func (r *Report) Verdict() Verdict {
 	return v
 }
 
-// Count returns how many instances have verdict v.
+// Count returns how many instances have verdict v: those listed and those
+// streamed (Options.OnResult), not those forgotten.
 func (r *Report) Count(v Verdict) int {
-	n := 0
+	n := r.Streamed.Of(v)
 	for _, in := range r.Instances {
 		if in.Verdict == v {
 			n++
@@ -134,6 +192,9 @@ func (r *Report) Count(v Verdict) int {
 	}
 	return n
 }
+
+// Total returns the number of instances listed or streamed.
+func (r *Report) Total() int { return len(r.Instances) + r.Streamed.Total() }
 
 // MarshalJSON encodes the report with its overall "verdict" first.
 func (r *Report) MarshalJSON() ([]byte, error) {
@@ -162,34 +223,50 @@ func (r *Report) WriteProblems(w io.Writer) error { return r.writeText(w, false)
 
 func (r *Report) writeText(w io.Writer, valid bool) error {
 	var b strings.Builder
+	r.writeSummary(&b)
+	r.writeNotes(&b)
+	for _, in := range r.Instances {
+		if !valid && in.Verdict == Valid {
+			continue
+		}
+		in.writeText(&b)
+		writeReplay(&b, in, r.File, r.Model)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeSummary writes the report's summary line.
+func (r *Report) writeSummary(b *strings.Builder) {
 	plural := "s"
-	if len(r.Instances) == 1 {
+	if r.Total() == 1 {
 		plural = ""
 	}
-	fmt.Fprintf(&b, "%s: %s (model %s, %d events, %d instance%s: %d valid, %d incomplete, %d violation)\n",
-		r.File, strings.ToUpper(r.Verdict().String()), r.Model, r.Events, len(r.Instances), plural,
+	fmt.Fprintf(b, "%s: %s (model %s, %d events, %d instance%s: %d valid, %d incomplete, %d violation)\n",
+		r.File, strings.ToUpper(r.Verdict().String()), r.Model, r.Events, r.Total(), plural,
 		r.Count(Valid), r.Count(Incomplete), r.Count(Violation))
+}
+
+// writeNotes writes the lines on forgotten instances and truncation.
+func (r *Report) writeNotes(b *strings.Builder) {
 	if r.Forgotten > 0 {
-		fmt.Fprintf(&b, "  %d more valid instances finished and were not kept (live monitoring)\n", r.Forgotten)
+		fmt.Fprintf(b, "  %d more valid instances finished and were not kept (live monitoring)\n", r.Forgotten)
 	}
 	if t := r.Truncated; t != nil {
 		who := "every instance"
 		if t.Instance != "" {
 			who = "instance " + t.Instance
 		}
-		fmt.Fprintf(&b, "  truncated: %s:%d has no newline (the writer stopped mid-line); %s is incomplete\n", t.File, t.Line, who)
+		fmt.Fprintf(b, "  truncated: %s:%d has no newline (the writer stopped mid-line); %s is incomplete\n", t.File, t.Line, who)
 	}
-	for _, in := range r.Instances {
-		if !valid && in.Verdict == Valid {
-			continue
-		}
-		in.writeText(&b)
-		if in.Divergence != nil && r.File != "" && r.File != "-" && r.File != "stdin" {
-			fmt.Fprintf(&b, "    replay: tracecheck replay --model %s --instance %s %s\n", r.Model, shellQuote(in.Instance), shellQuote(r.File))
-		}
+}
+
+// writeReplay writes the replay command line for a violation of a named
+// file.
+func writeReplay(b *strings.Builder, in InstanceResult, file, model string) {
+	if in.Divergence != nil && file != "" && file != "-" && file != "stdin" {
+		fmt.Fprintf(b, "    replay: tracecheck replay --model %s --instance %s %s\n", model, shellQuote(in.Instance), shellQuote(file))
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
@@ -216,14 +293,32 @@ func (in InstanceResult) WriteText(w io.Writer) error {
 }
 
 func (in InstanceResult) writeText(b *strings.Builder) {
-	fmt.Fprintf(b, "  %s: %s, %d events (lines %d-%d)", in.Instance, in.Verdict, in.Events, in.FirstLine, in.LastLine)
-	if in.Reason != "" && in.Divergence == nil {
-		fmt.Fprintf(b, ": %s", in.Reason)
-	}
-	b.WriteString("\n")
+	var line [256]byte
+	b.Write(in.appendLine(line[:0]))
 	if d := in.Divergence; d != nil {
 		d.writeText(b)
 	}
+}
+
+// appendLine appends the instance's verdict line,
+// "  NAME: VERDICT, N events (lines A-B)[: REASON]\n", to b.
+func (in *InstanceResult) appendLine(b []byte) []byte {
+	b = append(b, "  "...)
+	b = append(b, in.Instance...)
+	b = append(b, ": "...)
+	b = append(b, in.Verdict.String()...)
+	b = append(b, ", "...)
+	b = strconv.AppendInt(b, int64(in.Events), 10)
+	b = append(b, " events (lines "...)
+	b = strconv.AppendInt(b, int64(in.FirstLine), 10)
+	b = append(b, '-')
+	b = strconv.AppendInt(b, int64(in.LastLine), 10)
+	b = append(b, ')')
+	if in.Reason != "" && in.Divergence == nil {
+		b = append(b, ": "...)
+		b = append(b, in.Reason...)
+	}
+	return append(b, '\n')
 }
 
 func (d *Divergence) writeText(b *strings.Builder) {
@@ -258,4 +353,97 @@ func (d *Divergence) writeText(b *strings.Builder) {
 			fmt.Fprintf(b, "%s  %s:%d: %s\n", ind, d.File, e.Line, e.Event)
 		}
 	}
+}
+
+// TextStream writes a check's results as text while the check runs, the
+// way `tracecheck check` prints them. Give its Result method to
+// Options.OnResult: it writes each instance's line (and a violation's
+// divergence report) as soon as the result is known. End writes what is
+// left once the check is over: how many instances were not listed, the
+// notes of [Report.WriteText] (forgotten instances, truncation) and, last,
+// the report's summary line. Output is buffered; it is flushed after each
+// violation (and with Live after every line), and by End and Flush.
+type TextStream struct {
+	// Valid lists the valid instances too; otherwise the summary only
+	// counts them.
+	Valid bool
+	// Max bounds how many violating or incomplete instances are listed;
+	// 0 lists them all. The others are counted in one line before the
+	// summary.
+	Max int
+	// Live writes "FILE: VIOLATION (live)" before each violation and
+	// flushes after every line.
+	Live bool
+
+	w           *bufio.Writer
+	file, model string
+	listed      int
+	hidden      Tally
+	line        []byte
+	err         error
+}
+
+// NewTextStream returns a TextStream writing to w the results of a check
+// of file against model (for the replay command line of a violation).
+func NewTextStream(w io.Writer, file, model string) *TextStream {
+	return &TextStream{w: bufio.NewWriterSize(w, 64<<10), file: file, model: model}
+}
+
+// Result writes res, unless it is not to be listed; see [TextStream].
+func (t *TextStream) Result(res InstanceResult) {
+	if res.Verdict == Valid && !t.Valid {
+		return
+	}
+	if res.Verdict != Valid {
+		if t.Max > 0 && t.listed >= t.Max {
+			t.hidden.add(res.Verdict)
+			return
+		}
+		t.listed++
+	}
+	if res.Divergence == nil && !t.Live { // the usual line: no allocation
+		t.line = res.appendLine(t.line[:0])
+		if t.err == nil {
+			_, t.err = t.w.Write(t.line)
+		}
+		return
+	}
+	var b strings.Builder
+	if t.Live && res.Verdict == Violation {
+		fmt.Fprintf(&b, "%s: VIOLATION (live)\n", t.file)
+	}
+	res.writeText(&b)
+	writeReplay(&b, res, t.file, t.model)
+	t.write(b.String())
+	if res.Verdict == Violation || t.Live {
+		t.Flush()
+	}
+}
+
+func (t *TextStream) write(s string) {
+	if t.err == nil {
+		_, t.err = t.w.WriteString(s)
+	}
+}
+
+// Flush writes out what is buffered and returns the first write error.
+func (t *TextStream) Flush() error {
+	if t.err == nil {
+		t.err = t.w.Flush()
+	}
+	return t.err
+}
+
+// End writes the end of rep, the report of the check whose results the
+// stream wrote, its summary line last, and flushes. It returns the first
+// write error.
+func (t *TextStream) End(rep *Report) error {
+	var b strings.Builder
+	if n := t.hidden.Total(); n > 0 {
+		fmt.Fprintf(&b, "  ... %d more not listed (%d violation, %d incomplete)\n", n, t.hidden.Violation, t.hidden.Incomplete)
+	}
+	rep.writeNotes(&b)
+	rep.writeSummary(&b)
+	t.write(b.String())
+	return t.Flush()
 }

@@ -23,9 +23,9 @@ verify: build
 	$(BIN) explore session --mutant no-compaction-teardown > $(VERIFY_DIR)/mutant.txt; test $$? -eq 1
 	grep -q 'State 2: <Teardown>' $(VERIFY_DIR)/mutant.txt
 	@echo "== 3. conformance: Go graphs equal TLC's and FizzBee's retained graphs; TLC trace verdicts agree"
-	$(GO) test -count=1 ./harness/conform/ ./harness/tlccross/
+	$(GO) test -count=1 ./conform/ ./harness/tlccross/
 	@echo "== 4. the trace corpus: every trace gets its expected verdict"
-	$(GO) test -count=1 -run 'Corpus' ./harness/check/ ./trace/
+	$(GO) test -count=1 -run 'Corpus' ./check/ ./trace/
 	@echo "== 5. the checkpoint publisher on real Python: publish, then check its journal"
 	$(BIN) run --quiet --publish-dir $(VERIFY_DIR)/pub --name model-v1 -- python3 examples/train.py
 	$(BIN) check --model program $(VERIFY_DIR)/pub/.tracecheck/runs/*/journal.ndjson
@@ -71,7 +71,7 @@ clean:
 # Fuzz the TLA+ value parser of the conformance gate (FUZZTIME=5m for longer).
 FUZZTIME ?= 30s
 fuzz-conform:
-	$(GO) test -run '^$$' -fuzz '^FuzzParseValue$$' -fuzztime $(FUZZTIME) ./harness/conform/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseValue$$' -fuzztime $(FUZZTIME) ./conform/
 
 # Run TLC's trace validation (spec/TraceProgram.tla) over the Program traces
 # in traces/program/, retain its verdicts in formal-verification/tlc-traces/
@@ -92,7 +92,7 @@ bench-tlc:
 # in the trace length), and the decoder alone. Figures in README.md.
 .PHONY: bench-trace fuzz-trace
 bench-trace:
-	$(GO) test -run '^$$' -bench 'BenchmarkCheckSessions|BenchmarkDecode' -benchmem -benchtime $(BENCHTIME) -cpu 1 ./harness/check/
+	$(GO) test -run '^$$' -bench 'BenchmarkCheckSessions|BenchmarkDecode' -benchmem -benchtime $(BENCHTIME) -cpu 1 ./check/
 
 # tracecheck check at scale, one core: a trace of 1,000,000 program instances
 # of one Init event each, in the library (events/s, heap per live instance)
@@ -100,7 +100,7 @@ bench-trace:
 # instance). Figures in README.md.
 .PHONY: bench-check
 bench-check:
-	$(GO) test -run '^$$' -bench 'BenchmarkCheckInstances' -benchmem -benchtime $(BENCHTIME) -count 5 -cpu 1 ./harness/check/
+	$(GO) test -run '^$$' -bench 'BenchmarkCheckInstances' -benchmem -benchtime $(BENCHTIME) -count 5 -cpu 1 ./check/
 	$(GO) test -run '^$$' -bench 'BenchmarkCheckCLI' -benchtime $(BENCHTIME) -count 5 -cpu 1 ./cmd/tracecheck/
 
 # Fuzz the trace decoders (NDJSON, ITF) and the validation engine, seeded from traces/
@@ -108,7 +108,7 @@ bench-check:
 fuzz-trace:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecoder$$' -fuzztime $(FUZZTIME) ./trace/
 	$(GO) test -run '^$$' -fuzz '^FuzzReadITF$$' -fuzztime $(FUZZTIME) ./trace/
-	$(GO) test -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $(FUZZTIME) ./harness/check/
+	$(GO) test -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $(FUZZTIME) ./check/
 
 # Every fuzz target of every package (found with go test -list), FUZZTIME each.
 fuzz:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Rerun TLC and FizzBee live on the committed specs, compare their state
-# graphs with the Go model (go test ./harness/conform -run TestLive), and
+# graphs with the Go model (go test ./conform -run TestLive), and
 # with REGEN=1 replace the retained reports under formal-verification/reports.
 #
 #   TLA2TOOLS=/path/to/tla2tools.jar FIZZ=/path/to/fizz [REGEN=1] make formal
@@ -24,7 +24,7 @@ missing=()
 [[ -n "${FIZZ:-}" ]] || missing+=("FIZZ (path to FizzBee's fizz script)")
 if ((${#missing[@]})); then
 	echo "make formal: cannot run the tools live: not set: ${missing[*]}." >&2
-	echo "make formal: nothing was run. 'make verify' and 'go test ./harness/conform' check the" >&2
+	echo "make formal: nothing was run. 'make verify' and 'go test ./conform' check the" >&2
 	echo "make formal: retained reports in formal-verification/reports without the tools." >&2
 	echo "make formal: usage: TLA2TOOLS=/path/to/tla2tools.jar FIZZ=/path/to/fizz [REGEN=1] make formal" >&2
 	exit 2
@@ -156,7 +156,7 @@ run_fizz fizzbee-session spec/session.fizz PASSED
 run_fizz fizzbee-session-no-compaction-teardown spec/mutants/session_no_compaction_teardown.fizz FAILED ChildrenDieWithParent
 
 echo "formal: comparing the fresh graphs with the Go model"
-if ! (cd "$ROOT" && CONFORM_LIVE_DIR="$OUT" "$GO" test -count=1 -run '^TestLive' -v ./harness/conform/); then
+if ! (cd "$ROOT" && CONFORM_LIVE_DIR="$OUT" "$GO" test -count=1 -run '^TestLive' -v ./conform/); then
 	failures+=("the fresh tool output does not conform to the Go model (see the go test output above)")
 fi
 

@@ -21,7 +21,7 @@
 //   - the whole graph as data ([Graph]), in discovery order, so that it can
 //     be compared edge for edge with the graph TLC or FizzBee dumps.
 //
-// The same Spec serves trace validation (package harness/check): its
+// The same Spec serves trace validation (package check): its
 // [Action.Guard] explains why an action is disabled, and [Spec.Valuation]
 // renders states in the spec's vocabulary as [Value]s.
 package model

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/tracecheck/tracecheck/harness/check"
+	"github.com/tracecheck/tracecheck/check"
 	"github.com/tracecheck/tracecheck/trace"
 )
 

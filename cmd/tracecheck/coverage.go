@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/tracecheck/tracecheck/harness/check"
+	"github.com/tracecheck/tracecheck/check"
 )
 
 func init() {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tracecheck/tracecheck/harness/chart"
+	"github.com/tracecheck/tracecheck/chart"
 	"github.com/tracecheck/tracecheck/model"
 	"github.com/tracecheck/tracecheck/model/program"
 	"github.com/tracecheck/tracecheck/model/session"

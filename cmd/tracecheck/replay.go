@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/tracecheck/tracecheck/harness/check"
+	"github.com/tracecheck/tracecheck/check"
 )
 
 func init() {

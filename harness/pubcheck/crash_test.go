@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tracecheck/tracecheck/harness/check"
+	"github.com/tracecheck/tracecheck/check"
 	"github.com/tracecheck/tracecheck/harness/pubcheck"
 	"github.com/tracecheck/tracecheck/impl/checkpoint"
 )

@@ -1,6 +1,6 @@
 // Package pubcheck joins the checkpoint publisher (impl/checkpoint) and its
 // model (model/program): it validates publisher journals against
-// spec/Program.tla's transcription with harness/check, checks that the
+// spec/Program.tla's transcription with check, checks that the
 // publish directory agrees with a run's final state, and provides the
 // fault-injection pieces the tests use — [FS], a filesystem that fails
 // chosen operations, and [FuncRunner], a process runner whose programs are

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/tracecheck/tracecheck/harness/check"
+	"github.com/tracecheck/tracecheck/check"
 	"github.com/tracecheck/tracecheck/harness/pubcheck"
 	"github.com/tracecheck/tracecheck/impl/checkpoint"
 )

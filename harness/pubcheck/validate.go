@@ -9,13 +9,13 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/tracecheck/tracecheck/harness/check"
+	"github.com/tracecheck/tracecheck/check"
 	"github.com/tracecheck/tracecheck/impl/checkpoint"
 	"github.com/tracecheck/tracecheck/model/program"
 )
 
 // CheckJournal validates a publisher journal against model/program
-// (spec/Program.tla) with harness/check.
+// (spec/Program.tla) with check.
 func CheckJournal(ctx context.Context, path string) (*check.Report, error) {
 	f, err := os.Open(path)
 	if err != nil {

@@ -3,7 +3,7 @@
 // spec/session.fizz). It is the only place that knows both.
 //
 //   - [Check] validates a session trace — many concurrent sessions in one
-//     NDJSON stream — with harness/check against the spec, or against the
+//     NDJSON stream — with check against the spec, or against the
 //     M4 mutant of the spec.
 //   - [Clock] and [Recorder] stamp operations and trace events from one
 //     atomic counter, so that a test can tell whether each trace event falls

@@ -15,7 +15,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"github.com/tracecheck/tracecheck/harness/check"
+	"github.com/tracecheck/tracecheck/check"
 	"github.com/tracecheck/tracecheck/harness/sessioncheck"
 	"github.com/tracecheck/tracecheck/impl/session"
 	"github.com/tracecheck/tracecheck/impl/session/sessiontest"

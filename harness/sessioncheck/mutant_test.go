@@ -8,7 +8,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/tracecheck/tracecheck/harness/check"
+	"github.com/tracecheck/tracecheck/check"
 	"github.com/tracecheck/tracecheck/harness/sessioncheck"
 	"github.com/tracecheck/tracecheck/impl/session"
 	"github.com/tracecheck/tracecheck/impl/session/sessiontest"

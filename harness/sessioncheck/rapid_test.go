@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"pgregory.net/rapid"
 
-	"github.com/tracecheck/tracecheck/harness/check"
+	"github.com/tracecheck/tracecheck/check"
 	"github.com/tracecheck/tracecheck/harness/sessioncheck"
 	"github.com/tracecheck/tracecheck/impl/session"
 	"github.com/tracecheck/tracecheck/impl/session/sessiontest"

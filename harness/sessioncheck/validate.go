@@ -4,7 +4,7 @@ import (
 	"context"
 	"io"
 
-	"github.com/tracecheck/tracecheck/harness/check"
+	"github.com/tracecheck/tracecheck/check"
 	"github.com/tracecheck/tracecheck/model"
 	msession "github.com/tracecheck/tracecheck/model/session"
 )

@@ -7,7 +7,7 @@
 // ProgramSucceeds, ExecutionFails, Interrupt, ReloadAndVerify,
 // SaveOrVerificationFails, AtomicPublication, PublicationFails,
 // InterruptBeforePublication and Terminated (the explicit terminal
-// self-loop). The conformance test in harness/conform checks that this
+// self-loop). The conformance test in conform checks that this
 // transcription's state graph equals the one TLC dumps for the spec.
 package program
 

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/tracecheck/tracecheck/harness/check"
+	"github.com/tracecheck/tracecheck/check"
 	"github.com/tracecheck/tracecheck/model"
 	"github.com/tracecheck/tracecheck/model/program"
 	"github.com/tracecheck/tracecheck/model/session"
@@ -46,7 +46,7 @@ type expectation struct {
 // (-ok, -bad, -incomplete) and the model its directory names.
 func readExpected(t testing.TB) []expectation {
 	t.Helper()
-	f, err := os.Open("../../traces/EXPECTED.tsv")
+	f, err := os.Open("../traces/EXPECTED.tsv")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,10 +75,10 @@ func readExpected(t testing.TB) []expectation {
 		listed[e.file] = true
 		out = append(out, e)
 	}
-	paths, _ := filepath.Glob("../../traces/*/*.ndjson")
-	more, _ := filepath.Glob("../../traces/*/*/*.ndjson")
+	paths, _ := filepath.Glob("../traces/*/*.ndjson")
+	more, _ := filepath.Glob("../traces/*/*/*.ndjson")
 	for _, p := range append(paths, more...) {
-		rel, _ := filepath.Rel("../../traces", p)
+		rel, _ := filepath.Rel("../traces", p)
 		rel = filepath.ToSlash(rel)
 		if listed[rel] {
 			continue
@@ -110,7 +110,7 @@ func TestCorpus(t *testing.T) {
 	}
 	for _, e := range exps {
 		t.Run(e.model+"/"+e.file, func(t *testing.T) {
-			f, err := os.Open(filepath.Join("../../traces", e.file))
+			f, err := os.Open(filepath.Join("../traces", e.file))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -161,7 +161,7 @@ func TestCorpus(t *testing.T) {
 // A violation's report names the guard that failed, diffs the state and
 // lists the last matched events.
 func TestDivergenceReport(t *testing.T) {
-	f, err := os.Open("../../traces/program/publish-unverified-bad.ndjson")
+	f, err := os.Open("../traces/program/publish-unverified-bad.ndjson")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestDivergenceKinds(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.model+"/"+tc.file, func(t *testing.T) {
-			f, err := os.Open("../../traces/session/" + tc.file)
+			f, err := os.Open("../traces/session/" + tc.file)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -447,7 +447,7 @@ func TestCancel(t *testing.T) {
 func TestCoverage(t *testing.T) {
 	var reps []*check.Report
 	for _, name := range []string{"published-ok", "execution-fails-partial-ok", "interrupt-before-publication-ok"} {
-		f, err := os.Open("../../traces/program/" + name + ".ndjson")
+		f, err := os.Open("../traces/program/" + name + ".ndjson")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tracecheck/tracecheck/harness/conform"
+	"github.com/tracecheck/tracecheck/conform"
 	"github.com/tracecheck/tracecheck/model"
 	"github.com/tracecheck/tracecheck/model/program"
 )

@@ -11,7 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/tracecheck/tracecheck/harness/check"
+	"github.com/tracecheck/tracecheck/check"
 	"github.com/tracecheck/tracecheck/model/program"
 	"github.com/tracecheck/tracecheck/model/session"
 )
@@ -23,8 +23,8 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // be an input error (or nothing), one line long and positioned, and every
 // instance must get a real verdict.
 func FuzzCheck(f *testing.F) {
-	paths, _ := filepath.Glob("../../traces/*/*.ndjson")
-	more, _ := filepath.Glob("../../traces/*/*/*.ndjson")
+	paths, _ := filepath.Glob("../traces/*/*.ndjson")
+	more, _ := filepath.Glob("../traces/*/*/*.ndjson")
 	for _, p := range append(paths, more...) {
 		b, err := os.ReadFile(p)
 		if err != nil {

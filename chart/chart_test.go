@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tracecheck/tracecheck/harness/chart"
+	"github.com/tracecheck/tracecheck/chart"
 	"github.com/tracecheck/tracecheck/model"
 	"github.com/tracecheck/tracecheck/model/program"
 	"github.com/tracecheck/tracecheck/model/session"

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tracecheck/tracecheck/harness/conform"
+	"github.com/tracecheck/tracecheck/conform"
 	"github.com/tracecheck/tracecheck/model"
 	"github.com/tracecheck/tracecheck/model/program"
 	"github.com/tracecheck/tracecheck/model/session"
@@ -29,7 +29,7 @@ var reportChecks = []struct {
 
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
+	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,6 +36,9 @@ func TestLayering(t *testing.T) {
 		{mod + "check", []string{mod + "impl", mod + "harness", mod + "model/program", mod + "model/session", mod + "cmd"}},
 		{mod + "conform", []string{mod + "impl", mod + "harness", mod + "model/program", mod + "model/session", mod + "cmd"}},
 		{mod + "chart", []string{mod + "impl", mod + "harness", mod + "model/program", mod + "model/session", mod + "cmd"}},
+		// The command line as a library: a team's own binary registers its
+		// specs with it, and gets no bundled system along.
+		{mod + "cli", []string{mod + "impl", mod + "harness", mod + "model/program", mod + "model/session", mod + "cmd", mod + "internal"}},
 	}
 	// model/ is pure: no I/O, clock or randomness of its own (fmt and strconv
 	// reach os internally, so this rule looks at direct imports only).

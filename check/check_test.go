@@ -15,24 +15,18 @@ import (
 	"testing"
 
 	"github.com/tracecheck/tracecheck/check"
+	"github.com/tracecheck/tracecheck/cli"
+	"github.com/tracecheck/tracecheck/internal/bundled"
 	"github.com/tracecheck/tracecheck/model"
 	"github.com/tracecheck/tracecheck/model/program"
 	"github.com/tracecheck/tracecheck/model/session"
 	"github.com/tracecheck/tracecheck/trace"
 )
 
-// checkWith runs check.Check with the named bundled model.
+// checkWith runs check.Check with the bundled model check --model names
+// so (the registered specs are the one list of them).
 func checkWith(model string, r io.Reader, name string, opt check.Options) (*check.Report, error) {
-	ctx := context.Background()
-	switch model {
-	case "program":
-		return check.Check(ctx, program.Spec(), r, name, opt)
-	case "session":
-		return check.Check(ctx, session.Spec(session.Options{}), r, name, opt)
-	case "session-mutant-no-compaction-teardown":
-		return check.Check(ctx, session.Spec(session.Options{NoCompactionTeardown: true}), r, name, opt)
-	}
-	return nil, fmt.Errorf("unknown model %q", model)
+	return cli.CheckWith(context.Background(), bundled.Specs(), model, r, name, opt)
 }
 
 type expectation struct {

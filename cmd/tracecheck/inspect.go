@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/tracecheck/tracecheck/cli"
 	"github.com/tracecheck/tracecheck/impl/checkpoint"
 )
 
@@ -33,10 +34,7 @@ Exit codes: 0 verified (the journal agrees, or is gone: then it says so);
 readable manifest).`
 
 func init() {
-	register("inspect", command{
-		summary: "verify a published checkpoint against its manifest and its run's journal",
-		run:     runInspect,
-	})
+	register(cli.Command{Name: "inspect", Summary: "verify a published checkpoint against its manifest and its run's journal", Run: runInspect})
 }
 
 func runInspect(args []string, stdout, stderr io.Writer) int {

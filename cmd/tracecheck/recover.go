@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/tracecheck/tracecheck/cli"
 	"github.com/tracecheck/tracecheck/impl/checkpoint"
 )
 
@@ -35,10 +36,7 @@ journal) or a run that could not be examined (its run.json or journal
 unreadable, not a regular file, too large); the reason is printed.`
 
 func init() {
-	register("recover", command{
-		summary: "report the real outcome of interrupted publisher runs and clean up",
-		run:     runRecover,
-	})
+	register(cli.Command{Name: "recover", Summary: "report the real outcome of interrupted publisher runs and clean up", Run: runRecover})
 }
 
 func runRecover(args []string, stdout, stderr io.Writer) int {

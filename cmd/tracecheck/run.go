@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tracecheck/tracecheck/cli"
 	"github.com/tracecheck/tracecheck/impl/checkpoint"
 )
 
@@ -59,10 +60,7 @@ filesystem or overlapping DIR, unusable directory: full, read-only, I/O
 error); 4 failed; 5 interrupted.`
 
 func init() {
-	register("run", command{
-		summary: "run a Python program and publish its verified checkpoint atomically",
-		run:     runRun,
-	})
+	register(cli.Command{Name: "run", Summary: "run a Python program and publish its verified checkpoint atomically", Run: runRun})
 }
 
 func runRun(args []string, stdout, stderr io.Writer) int {

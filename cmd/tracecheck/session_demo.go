@@ -9,13 +9,14 @@ import (
 	"sync"
 
 	"github.com/tracecheck/tracecheck/check"
+	"github.com/tracecheck/tracecheck/cli"
 	"github.com/tracecheck/tracecheck/harness/sessioncheck"
 	"github.com/tracecheck/tracecheck/impl/session"
 	"github.com/tracecheck/tracecheck/trace"
 )
 
 func init() {
-	register("session-demo", command{"run realtime sessions with the default workers over synthetic PCM, trace and check them", runSessionDemo})
+	register(cli.Command{Name: "session-demo", Summary: "run realtime sessions with the default workers over synthetic PCM, trace and check them", Run: runSessionDemo})
 }
 
 const sessionDemoSynopsis = `[-sessions N] [-turns T] [-speed X] [-o FILE] [-mutant-m4]

@@ -1,0 +1,563 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/tracecheck/tracecheck/check"
+	"github.com/tracecheck/tracecheck/trace"
+)
+
+const checkSynopsis = `[--model M] [--json] [-q] [--last K] [--live] [--max-line N] [--max-itf N] FILE|DIR...|-
+
+Validates each trace (NDJSON, docs/trace-format.md, or an ITF document,
+docs/itf.md; "-" reads standard input; a directory stands for the *.ndjson
+and *.itf.json files under it) against a registered spec, the way
+TLC trace validation does: per instance it keeps every spec state
+consistent with the events so far, and checks each event's action, state,
+invariants and action properties.
+
+Each instance gets a verdict: valid (ends where the spec may stop),
+violation (at its first offending event, with a divergence report: file:line,
+the candidate states and enabled actions before it, why the action did not
+fit, a -want +got diff and the last K matched events), or incomplete (ends
+where the spec does not stop, inside a composite step, or on a truncated
+line; never reported as valid).
+
+Models: MODELS. Without --model the model is inferred from the trace: the
+first event whose action (or else whose variables) only one spec has
+decides (else the first spec).
+
+Output is streamed, so that memory and output do not grow with the
+instances already judged: an instance's line is printed as soon as its
+verdict is known. A violation is printed at once (its event count and
+lines as of the violating event); an instance that finished valid (every
+candidate a state where the spec may stop and can only stutter) is printed
+and dropped once 10,000 more events have passed (an event of it after that
+is checked as a new instance's, so anything but Init is a violation); every
+other instance is printed at the end of its file, in order of first
+appearance. Each file's summary line comes last:
+  FILE: VERDICT (model M, N events, K instances: V valid, I incomplete, X violation)
+-q lists no valid instance and only the first 10 violating or incomplete
+ones of each file, then how many more there were. An input error stops the
+check of its file: what was printed stays, no summary line is printed, and
+the error is one line on standard error.
+
+--json writes one JSON object, streamed the same way (the instances of a
+report in the order their verdicts were known, its verdict and counts
+after them):
+  {"reports": [{"file", "model",
+     "instances": [{"instance", "verdict", "events", "first_line", "last_line",
+       "reason"?, "final"?: [state],
+       "divergence"?: {"file", "line", "instance", "seq", "action", "event",
+         "kind": "guard"|"state"|"invariant"|"property"|"init"|"stutter"|"composite",
+         "reason", "candidates": [{"state", "enabled": [action], "why": [text]}],
+         "diff"?, "fits"?: [action], "recent"?: [{"line", "event"}]}}],
+     "verdict": "valid"|"violation"|"incomplete"|"input error", "events",
+     "valid", "incomplete", "violation", "not_listed"?,
+     "truncated"?: {"file", "line", "instance"?},
+     "exercised"?: [{"from", "action", "to", "count"}],
+     "ambiguous_steps"?, "error"?: "file:line: what"}],
+   "errors"?: ["file:line: what"],
+   "verdict": "valid"|"violation"|"incomplete"|"input error"}
+With -q, "instances" holds only the first 10 violating or incomplete
+instances and "not_listed" counts the others. A report cut short by an
+input error has "error" and the verdict "input error"; a file that could
+not be opened has no report, only its line in "errors".
+
+With --live (for a pipe) each violation is preceded by a line
+"FILE: VIOLATION (live)" and output is flushed after every line; valid
+instances are not listed, only counted.
+
+Inputs: a FILE must be a regular file (a named pipe or device is refused
+at once, never waited on: read a pipe as standard input with -); a line
+longer than --max-line (default 1 MiB) and an ITF document larger than
+--max-itf (default 256 MiB) are input errors, read no further than the
+bound.
+
+Exit codes: 0 every instance valid; 1 a violation; 4 incomplete (and no
+violation); 3 input error (unreadable file, malformed line, unknown action
+or variable, value of the wrong type, sequence number not increasing,
+empty file, line too long, ITF document too large: one line on stderr
+naming file:line); 2 usage. With several files the most severe wins: 3,
+then 1, then 4.`
+
+// quietMax is how many violating or incomplete instances -q lists per file.
+const quietMax = 10
+
+// traceFlags are the flags check, replay and coverage share.
+type traceFlags struct {
+	model   *string
+	maxLine *int
+	maxITF  *int64
+}
+
+func (a *app) addTraceFlags(fs *flag.FlagSet) traceFlags {
+	return traceFlags{
+		model:   fs.String("model", "", "the `model` to check against: "+a.modelList()+" (default: inferred)"),
+		maxLine: fs.Int("max-line", 0, "longest accepted line in `bytes` (default 1 MiB)"),
+		maxITF:  fs.Int64("max-itf", trace.DefaultMaxITF, "largest accepted ITF document in `bytes`"),
+	}
+}
+
+func (a *app) validate(f traceFlags, cmd string, stderr io.Writer) bool {
+	if *f.model != "" {
+		if _, ok := a.model(*f.model); !ok {
+			fmt.Fprintf(stderr, "tracecheck %s: unknown model %q (want %s)\n", cmd, *f.model, a.modelList())
+			return false
+		}
+	} else if len(a.models) == 0 {
+		fmt.Fprintf(stderr, "tracecheck %s: no spec is registered\n", cmd)
+		return false
+	}
+	if *f.maxLine < 0 {
+		fmt.Fprintf(stderr, "tracecheck %s: --max-line must not be negative\n", cmd)
+		return false
+	}
+	if *f.maxITF <= 0 {
+		fmt.Fprintf(stderr, "tracecheck %s: --max-itf must be positive\n", cmd)
+		return false
+	}
+	return true
+}
+
+// errNotRegular: a trace named as a file is not a regular file.
+var errNotRegular = errors.New("not a regular file")
+
+// openFile opens a trace file for reading without ever blocking: it opens
+// with O_NONBLOCK (opening a named pipe that has no writer would wait for
+// one) and refuses anything but a regular file.
+func openFile(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if m := st.Mode(); !m.IsRegular() {
+		f.Close()
+		what := "a directory"
+		switch {
+		case m&fs.ModeNamedPipe != 0:
+			what = "a named pipe"
+		case m&fs.ModeSocket != 0:
+			what = "a socket"
+		case m&fs.ModeDevice != 0:
+			what = "a device"
+		case !m.IsDir():
+			what = "not a file"
+		}
+		return nil, fmt.Errorf("%s: %w (%s): read a pipe from standard input with -", path, errNotRegular, what)
+	}
+	return f, nil
+}
+
+// openTrace opens file ("-": stdin) and picks its model: the flag's, or
+// one inferred from the head of the trace. An ITF document (docs/itf.md)
+// is converted to NDJSON, one line a state, with the file's base name as
+// its instance unless it names its own; an NDJSON file is checked from the
+// file itself, which the checker can then read again (for a divergence
+// report's last events) instead of keeping copies of lines. On standard
+// input only the first line is awaited before checking starts, so that a
+// live monitor on a pipe reports as events arrive.
+func (a *app) openTrace(file, modelName string, maxITF int64) (io.Reader, string, namedModel, func(), error) {
+	stdin := a.stdin
+	name := file
+	closer := func() {}
+	var r io.Reader
+	var head []byte
+	var err error
+	if file == "-" {
+		name = "stdin"
+		r, head, err = openStream(stdin, name, "stdin", maxITF)
+	} else {
+		f, ferr := openFile(file)
+		if ferr != nil {
+			return nil, name, namedModel{}, closer, ferr
+		}
+		closer = func() { f.Close() }
+		r, head, err = openRegular(f, baseInstance(file), maxITF)
+	}
+	if err != nil {
+		closer()
+		return nil, name, namedModel{}, func() {}, fmt.Errorf("%s: %w", name, err)
+	}
+	if modelName == "" {
+		if head == nil {
+			br := bufio.NewReaderSize(r, 64<<10)
+			head, _ = br.Peek(64 << 10) // short input is fine
+			r = br
+		}
+		return r, name, a.infer(head), closer, nil
+	}
+	m, _ := a.model(modelName)
+	return r, name, m, closer, nil
+}
+
+// openRegular returns the trace in the regular file f: the file itself,
+// rewound, if it is NDJSON (head is its first 64 KiB, for model
+// inference), or the NDJSON form of an ITF document.
+func openRegular(f *os.File, instance string, maxITF int64) (r io.Reader, head []byte, err error) {
+	br := bufio.NewReaderSize(f, 64<<10)
+	if trace.IsITF(br) {
+		out, _, err := trace.AsNDJSONSize(br, instance, maxITF)
+		if err != nil {
+			return nil, nil, fmt.Errorf("ITF: %w", err)
+		}
+		return out, nil, nil
+	}
+	head, _ = br.Peek(64 << 10) // short input is fine
+	head = bytes.Clone(head)
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, nil, err
+	}
+	return f, head, nil
+}
+
+// openStream prepares a pipe for checking while it is written: it waits
+// for the first line only. If that line is no trace event, the input may be
+// an ITF document, which is converted as it is read. head is the first
+// line, for model inference (nil for ITF).
+func openStream(in io.Reader, name, instance string, maxITF int64) (r io.Reader, head []byte, err error) {
+	br := bufio.NewReaderSize(in, 64<<10)
+	first, _ := br.ReadSlice('\n') // the first line, or up to 64 KiB of it
+	head = bytes.Clone(first)
+	r = io.MultiReader(bytes.NewReader(head), br)
+	if _, perr := trace.ParseEvent(bytes.TrimRight(head, "\r\n"), trace.Pos{File: name, Line: 1}); perr == nil {
+		return r, head, nil
+	}
+	out, itf, err := trace.AsNDJSONSize(r, instance, maxITF)
+	if err != nil {
+		return nil, nil, fmt.Errorf("ITF: %w", err)
+	}
+	if itf {
+		head = nil
+	}
+	return out, head, nil
+}
+
+func (a *app) runCheck(args []string, stdout, stderr io.Writer) int {
+	fs := NewFlagSet("check", strings.Replace(checkSynopsis, "MODELS", a.modelList(), 1), stderr)
+	tf := a.addTraceFlags(fs)
+	asJSON := fs.Bool("json", false, "write the reports as JSON")
+	last := fs.Int("last", check.DefaultLast, "show the last `K` matched events in a divergence report")
+	live := fs.Bool("live", false, "mark each violation as it is seen and flush every line; list no valid instance (text output only)")
+	quiet := fs.Bool("q", false, fmt.Sprintf("list no valid instance and only the first %d violating or incomplete ones of each file", quietMax))
+	files, code := Parse(fs, args)
+	if code >= 0 {
+		return code
+	}
+	if !a.validate(tf, "check", stderr) {
+		return ExitUsage
+	}
+	if len(files) == 0 {
+		fmt.Fprintln(stderr, "tracecheck check: no trace given (name files, or - for standard input)")
+		fs.Usage()
+		return ExitUsage
+	}
+	if *last < 0 {
+		fmt.Fprintln(stderr, "tracecheck check: --last must not be negative")
+		return ExitUsage
+	}
+	if *live && *asJSON {
+		fmt.Fprintln(stderr, "tracecheck check: --live and --json do not go together")
+		return ExitUsage
+	}
+	files, err := expandDirs(files)
+	if err != nil {
+		fmt.Fprintf(stderr, "tracecheck check: %v\n", err)
+		return ExitInput
+	}
+	c := checkRun{app: a, opt: check.Options{Last: *last, MaxLine: *tf.maxLine, Forget: true},
+		stdout: stdout, stderr: stderr, quiet: *quiet, live: *live}
+	if *last == 0 {
+		c.opt.Last = -1
+	}
+	if *asJSON {
+		c.js = newJSONStream(stdout)
+	}
+	for _, file := range files {
+		c.file(file, *tf.model, *tf.maxITF)
+	}
+	if c.js != nil {
+		if err := c.js.finish(c.worst, c.errs); err != nil {
+			fmt.Fprintf(stderr, "tracecheck check: write output: %v\n", err)
+			return ExitInput
+		}
+	}
+	return c.worst
+}
+
+// checkRun is one run of tracecheck check over its files.
+type checkRun struct {
+	app         *app
+	opt         check.Options
+	stdout      io.Writer
+	stderr      io.Writer
+	quiet, live bool
+	js          *jsonStream // --json
+	worst       int
+	errs        []string
+}
+
+func (c *checkRun) fail(err error) {
+	fmt.Fprintf(c.stderr, "tracecheck check: %v\n", err)
+	c.errs = append(c.errs, err.Error())
+	c.worst = ExitInput
+}
+
+// file checks one file, streaming its results.
+func (c *checkRun) file(file, model string, maxITF int64) {
+	r, name, m, closeFile, err := c.app.openTrace(file, model, maxITF)
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	defer closeFile()
+	o := c.opt
+	var end func(*check.Report, error) error
+	if c.js != nil {
+		rs := c.js.begin(name, m.name, c.quiet)
+		o.OnResult = rs.result
+		end = rs.end
+	} else {
+		ts := check.NewTextStream(c.stdout, name, m.name)
+		ts.Valid = !c.quiet && !c.live
+		ts.Live = c.live
+		if c.quiet {
+			ts.Max = quietMax
+		}
+		o.OnResult = ts.Result
+		end = func(rep *check.Report, err error) error {
+			if err != nil {
+				return ts.Flush() // what was printed stays; no summary
+			}
+			return ts.End(rep)
+		}
+	}
+	rep, err := m.check(context.Background(), r, name, o)
+	if rep == nil { // only if the spec were unusable
+		rep = &check.Report{File: name, Model: m.name}
+	}
+	werr := end(rep, err)
+	if err != nil {
+		c.fail(err)
+	} else if v := verdictCode(rep.Verdict()); severity(v) > severity(c.worst) {
+		c.worst = v
+	}
+	if werr != nil {
+		c.fail(fmt.Errorf("write output: %w", werr))
+	}
+}
+
+// jsonStream writes check --json's object as the checks run.
+type jsonStream struct {
+	w       *bufio.Writer
+	reports int
+	err     error
+}
+
+func newJSONStream(w io.Writer) *jsonStream {
+	s := &jsonStream{w: bufio.NewWriterSize(w, 64<<10)}
+	s.write(`{` + "\n" + `  "reports": [`)
+	return s
+}
+
+func (s *jsonStream) write(text string) {
+	if s.err == nil {
+		_, s.err = s.w.WriteString(text)
+	}
+}
+
+func (s *jsonStream) flush() {
+	if s.err == nil {
+		s.err = s.w.Flush()
+	}
+}
+
+// field writes `,\n<indent>"key": value` with value as indented JSON.
+func (s *jsonStream) field(indent, key string, v any) {
+	b, err := json.MarshalIndent(v, indent, "  ")
+	if err != nil {
+		b, _ = json.Marshal(err.Error())
+	}
+	k, _ := json.Marshal(key)
+	s.write(",\n" + indent + string(k) + ": " + string(b))
+}
+
+// jsonReport is one report of a jsonStream, open while its file is
+// checked.
+type jsonReport struct {
+	s         *jsonStream
+	quiet     bool
+	listed    int
+	notListed int
+}
+
+const jsonIndent = "    " // a report's indentation
+
+func (s *jsonStream) begin(file, model string, quiet bool) *jsonReport {
+	if s.reports > 0 {
+		s.write(",")
+	}
+	s.reports++
+	f, _ := json.Marshal(file)
+	m, _ := json.Marshal(model)
+	s.write("\n" + jsonIndent + "{\n" + jsonIndent + `  "file": ` + string(f) + ",\n" + jsonIndent + `  "model": ` + string(m) +
+		",\n" + jsonIndent + `  "instances": [`)
+	return &jsonReport{s: s, quiet: quiet}
+}
+
+// result writes one instance; for Options.OnResult.
+func (r *jsonReport) result(res check.InstanceResult) {
+	if r.quiet && (res.Verdict == check.Valid || r.listed >= quietMax) {
+		r.notListed++
+		return
+	}
+	b, err := json.MarshalIndent(res, jsonIndent+"    ", "  ")
+	if err != nil {
+		b, _ = json.Marshal(err.Error())
+	}
+	if r.listed > 0 {
+		r.s.write(",")
+	}
+	r.listed++
+	r.s.write("\n" + jsonIndent + "    " + string(b))
+	if res.Verdict == check.Violation {
+		r.s.flush()
+	}
+}
+
+// end closes the report: rep is the check's report, err its input error.
+func (r *jsonReport) end(rep *check.Report, err error) error {
+	s := r.s
+	if r.listed > 0 {
+		s.write("\n" + jsonIndent + "  ")
+	}
+	s.write("]")
+	in := jsonIndent + "  "
+	verdict := rep.Verdict().String()
+	if err != nil {
+		verdict = codeVerdict(ExitInput)
+	}
+	s.field(in, "verdict", verdict)
+	s.field(in, "events", rep.Events)
+	s.field(in, "valid", rep.Count(check.Valid))
+	s.field(in, "incomplete", rep.Count(check.Incomplete))
+	s.field(in, "violation", rep.Count(check.Violation))
+	if r.notListed > 0 {
+		s.field(in, "not_listed", r.notListed)
+	}
+	if rep.Truncated != nil {
+		s.field(in, "truncated", rep.Truncated)
+	}
+	if len(rep.Exercised) > 0 {
+		s.field(in, "exercised", rep.Exercised)
+	}
+	if rep.Ambiguous > 0 {
+		s.field(in, "ambiguous_steps", rep.Ambiguous)
+	}
+	if err != nil {
+		s.field(in, "error", err.Error())
+	}
+	s.write("\n" + jsonIndent + "}")
+	s.flush()
+	return s.err
+}
+
+// finish ends the object with the errors and the overall verdict.
+func (s *jsonStream) finish(worst int, errs []string) error {
+	if s.reports > 0 {
+		s.write("\n  ")
+	}
+	s.write("]")
+	if len(errs) > 0 {
+		s.field("  ", "errors", errs)
+	}
+	s.field("  ", "verdict", codeVerdict(worst))
+	s.write("\n}\n")
+	s.flush()
+	return s.err
+}
+
+// expandDirs replaces each directory among files by the traces under it
+// (*.ndjson, *.itf.json), in lexical order.
+func expandDirs(files []string) ([]string, error) {
+	var out []string
+	for _, f := range files {
+		st, err := os.Stat(f)
+		if f == "-" || err != nil || !st.IsDir() {
+			out = append(out, f) // errors are reported when the file is opened
+			continue
+		}
+		var found []string
+		err = filepath.WalkDir(f, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && (strings.HasSuffix(p, ".ndjson") || strings.HasSuffix(p, ".itf.json")) {
+				found = append(found, p)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(found) == 0 {
+			return nil, fmt.Errorf("%s: no traces (*.ndjson, *.itf.json) in the directory", f)
+		}
+		sort.Strings(found)
+		out = append(out, found...)
+	}
+	return out, nil
+}
+
+func verdictCode(v check.Verdict) int {
+	switch v {
+	case check.Valid:
+		return ExitOK
+	case check.Violation:
+		return ExitViolation
+	}
+	return ExitIncomplete
+}
+
+func codeVerdict(code int) string {
+	switch code {
+	case ExitOK:
+		return check.Valid.String()
+	case ExitViolation:
+		return check.Violation.String()
+	case ExitIncomplete:
+		return check.Incomplete.String()
+	}
+	return "input error"
+}
+
+// severity orders exit codes: input error, violation, incomplete, ok.
+func severity(code int) int {
+	switch code {
+	case ExitInput:
+		return 3
+	case ExitViolation:
+		return 2
+	case ExitIncomplete:
+		return 1
+	}
+	return 0
+}

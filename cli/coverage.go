@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/tracecheck/tracecheck/check"
+)
+
+const coverageSynopsis = `[--model M] [--json] FILE|DIR...|-
+
+Checks the traces against a registered spec and prints how many of the
+spec's transitions (the edges of its reachable state graph, as tracecheck
+explore counts them) the traces exercised, e.g. "exercised 12/15
+transitions", and lists the ones never exercised. A directory stands for
+the traces under it. A step counts only if exactly one transition fits
+it; steps after a violation count for nothing. All files must be traces
+of the same model (--model, or inferred from the first).
+
+Exit codes: 0 the coverage was computed (whatever the verdicts), 3 input
+error, 2 usage.`
+
+func (a *app) runCoverage(args []string, stdout, stderr io.Writer) int {
+	fs := NewFlagSet("coverage", coverageSynopsis, stderr)
+	tf := a.addTraceFlags(fs)
+	asJSON := fs.Bool("json", false, "write the coverage as JSON")
+	files, code := Parse(fs, args)
+	if code >= 0 {
+		return code
+	}
+	if !a.validate(tf, "coverage", stderr) {
+		return ExitUsage
+	}
+	if len(files) == 0 {
+		fmt.Fprintln(stderr, "tracecheck coverage: no trace given")
+		fs.Usage()
+		return ExitUsage
+	}
+	files, err := expandDirs(files)
+	if err != nil {
+		fmt.Fprintf(stderr, "tracecheck coverage: %v\n", err)
+		return ExitInput
+	}
+	ctx := context.Background()
+	var reports []*check.Report
+	var m namedModel
+	modelName := *tf.model
+	for _, file := range files {
+		r, name, fm, closeFile, err := a.openTrace(file, modelName, *tf.maxITF)
+		if err != nil {
+			fmt.Fprintf(stderr, "tracecheck coverage: %v\n", err)
+			return ExitInput
+		}
+		if m.model == nil {
+			m, modelName = fm, fm.name
+		}
+		// Only the transitions taken are needed: the instances' results
+		// are not kept.
+		rep, err := m.check(ctx, r, name, check.Options{MaxLine: *tf.maxLine, OnResult: func(check.InstanceResult) {}})
+		closeFile()
+		if err != nil {
+			fmt.Fprintf(stderr, "tracecheck coverage: %v\n", err)
+			return ExitInput
+		}
+		reports = append(reports, rep)
+	}
+	cov, err := m.model.Coverage(ctx, reports)
+	if err != nil {
+		fmt.Fprintf(stderr, "tracecheck coverage: %v\n", err)
+		return ExitInput
+	}
+	if *asJSON {
+		err = cov.WriteJSON(stdout)
+	} else {
+		err = cov.WriteText(stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "tracecheck coverage: %v\n", err)
+		return ExitInput
+	}
+	return ExitOK
+}

@@ -1,0 +1,57 @@
+// Package bundled registers tracecheck's two bundled specs with the command
+// line: spec/Program.tla (seed 000, the checkpoint publisher's lifecycle)
+// and spec/session.fizz (seed 001, the realtime session hierarchy) with its
+// mutants. It is the one place that names them: the tracecheck binary, its
+// tests and the corpus tests all derive the list from Specs.
+package bundled
+
+import (
+	"github.com/tracecheck/tracecheck/chart"
+	"github.com/tracecheck/tracecheck/cli"
+	"github.com/tracecheck/tracecheck/model/program"
+	"github.com/tracecheck/tracecheck/model/session"
+)
+
+// Specs returns the bundled specs: program, then session.
+func Specs() []cli.Spec {
+	return []cli.Spec{Program(), Session()}
+}
+
+// Program is spec/Program.tla, drawn with seed 000's chart labels.
+func Program() cli.Spec {
+	return cli.Spec{
+		Name:  "program",
+		Doc:   "Python execution and checkpoint publication (seed 000, spec/Program.tla)",
+		Files: []string{"spec/Program.tla", "spec/Program.cfg"},
+		Model: cli.Of(program.Spec(), chart.Style[program.State]{
+			State: func(s program.State) string { return s.Phase.String() },
+			Edge:  func(a string) string { return program.Labels[a] },
+		}),
+	}
+}
+
+// sessionMutants are session.fizz's mutants: each deletes one child's
+// teardown from Teardown, and ChildrenDieWithParent must then fail.
+var sessionMutants = []struct {
+	opt session.Options
+	doc string
+}{
+	{session.Options{NoCompactionTeardown: true}, "Teardown leaves compaction running (the real M4 gap)"},
+	{session.Options{NoVadTeardown: true}, "Teardown leaves the VAD goroutine running"},
+	{session.Options{NoRespTeardown: true}, "Teardown leaves the response active"},
+}
+
+// Session is spec/session.fizz and its mutants.
+func Session() cli.Spec {
+	s := cli.Spec{
+		Name:  "session",
+		Doc:   "the realtime session hierarchy (seed 001, spec/session.fizz)",
+		Files: []string{"spec/session.fizz"},
+		Model: cli.Of(session.Spec(session.Options{})),
+	}
+	for _, m := range sessionMutants {
+		s.Mutants = append(s.Mutants, cli.Mutant{Name: m.opt.String(), Doc: m.doc, Breaks: "ChildrenDieWithParent",
+			Model: cli.Of(session.Spec(m.opt))})
+	}
+	return s
+}

@@ -239,7 +239,7 @@ func crashOne(t *testing.T, i int, job crashJob, out childOut, outcomes, verdict
 		}
 	case 1:
 		rep := reps[0]
-		outcomes[rep.Outcome]++
+		outcomes[rep.Outcome.String()]++
 		phase = rep.JournalPhase
 		if phase == "" {
 			phase = "no receipt"

@@ -27,13 +27,17 @@ type progressor struct {
 	done     atomic.Int64
 	start    time.Time
 	fn       func(Progress)
+	clock    Clock
 	mu       sync.Mutex
 	last     time.Time
 	reported int64
 }
 
-func newProgressor(step string, total int64, fn func(Progress)) *progressor {
-	return &progressor{step: step, total: total, start: time.Now(), fn: fn}
+func newProgressor(step string, total int64, fn func(Progress), clock Clock) *progressor {
+	if clock == nil {
+		clock = SystemClock{}
+	}
+	return &progressor{step: step, total: total, start: clock.Now(), fn: fn, clock: clock}
 }
 
 func (p *progressor) add(n int64) {
@@ -43,7 +47,7 @@ func (p *progressor) add(n int64) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if now := time.Now(); now.Sub(p.last) >= 200*time.Millisecond {
+	if now := p.clock.Now(); now.Sub(p.last) >= 200*time.Millisecond {
 		p.last, p.reported = now, d
 		p.fn(Progress{Step: p.step, Done: d, Total: p.total, Elapsed: now.Sub(p.start)})
 	}
@@ -57,7 +61,7 @@ func (p *progressor) finish() {
 	defer p.mu.Unlock()
 	d := p.done.Load()
 	if d != p.reported || d == 0 {
-		p.fn(Progress{Step: p.step, Done: d, Total: p.total, Elapsed: time.Since(p.start)})
+		p.fn(Progress{Step: p.step, Done: d, Total: p.total, Elapsed: p.clock.Now().Sub(p.start)})
 	}
 }
 

@@ -89,7 +89,7 @@ func Inspect(ctx context.Context, fsys FS, dir string) (*Inspection, error) {
 	if m.Name != name {
 		in.Notes = append(in.Notes, fmt.Sprintf("the manifest was written for checkpoint %q: renamed since", m.Name))
 	}
-	if _, err := verify(ctx, pub, name, nil, nil); err != nil {
+	if _, err := verify(ctx, pub, name, verifyOptions{}); err != nil {
 		return in, err
 	}
 	if ValidateName(m.Run) != nil {

@@ -137,16 +137,22 @@ func openJournal(root Root, name, run string, clock Clock) (*journal, error) {
 	return &journal{root: root, name: name, out: out, w: w, run: run, clock: clock}, nil
 }
 
-// emit writes one receipt and fsyncs it.
-func (j *journal) emit(action string, phase Phase, verified, published bool, detail map[string]any) error {
+// emit writes one receipt, whose detail is one of the *Detail types, and
+// fsyncs it.
+func (j *journal) emit(action string, phase Phase, verified, published bool, detail any) error {
 	if j.err != nil {
+		return j.err
+	}
+	dm, err := detailMap(detail)
+	if err != nil {
+		j.err = fmt.Errorf("%w: %s: %w", ErrJournal, action, err)
 		return j.err
 	}
 	e := trace.Event{
 		V: trace.Version, Instance: j.run, Seq: j.seq, Action: action,
 		State:  map[string]any{VarPhase: phase.String(), VarVerified: verified, VarPublished: published},
 		Time:   j.clock.Now().UTC(),
-		Detail: detail,
+		Detail: dm,
 	}
 	j.seq++
 	if err := j.w.Emit(e); err != nil {

@@ -255,7 +255,7 @@ func StageAndVerify(ctx context.Context, fsys FS, dir string, opt StageOptions) 
 	sy := newSyncer()
 	m, mb, err := stage(ctx, root, ".", opt, sy)
 	if err == nil {
-		m, err = verify(ctx, root, ".", opt.Progress, mb)
+		m, err = verify(ctx, root, ".", verifyOptions{Progress: opt.Progress, Want: mb, Clock: opt.Clock})
 	}
 	if serr := sy.wait(); serr != nil && err == nil {
 		err = fmt.Errorf("%w: %w", ErrSave, serr)
@@ -285,7 +285,7 @@ func stage(ctx context.Context, root Root, dir string, opt StageOptions, sy *syn
 	for i, f := range w.files {
 		whole[i] = opt.WholeFileSHA256 || claims[f.Path]
 	}
-	prog := newProgressor("hashing", total, opt.Progress)
+	prog := newProgressor("hashing", total, opt.Progress, opt.Clock)
 	if err := hashFiles(ctx, root, dir, w.files, sy, whole, prog); err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
@@ -417,19 +417,27 @@ func Verify(ctx context.Context, fsys FS, dir string, progress func(Progress)) (
 		return nil, fmt.Errorf("%w: %w", ErrVerification, err)
 	}
 	defer root.Close()
-	return verify(ctx, root, ".", progress, nil)
+	return verify(ctx, root, ".", verifyOptions{Progress: progress})
 }
 
-// verify is Verify on the checkpoint at dir in root. With want set, the
-// manifest on disk must be exactly those bytes: the manifest the publisher
-// wrote, so that a manifest rewritten consistently with edited files is
-// caught.
-func verify(ctx context.Context, root Root, dir string, progress func(Progress), want []byte) (*Manifest, error) {
+// verifyOptions parameterise verify.
+type verifyOptions struct {
+	// Progress, if set, is called while verifying, timed by Clock.
+	Progress func(Progress)
+	Clock    Clock
+	// Want, if set, is the manifest the publisher wrote: the manifest on
+	// disk must be exactly those bytes, so that a manifest rewritten
+	// consistently with edited files is caught.
+	Want []byte
+}
+
+// verify is Verify on the checkpoint at dir in root.
+func verify(ctx context.Context, root Root, dir string, o verifyOptions) (*Manifest, error) {
 	m, got, err := readManifest(root, dir)
 	if err != nil {
 		return nil, err
 	}
-	if want != nil && !bytes.Equal(got, want) {
+	if o.Want != nil && !bytes.Equal(got, o.Want) {
 		return nil, fmt.Errorf("%w: the manifest is not the one staging wrote (it was rewritten)", ErrVerification)
 	}
 	if d := digestOf(m.Files); d != m.Digest {
@@ -473,7 +481,7 @@ func verify(ctx context.Context, root Root, dir string, progress func(Progress),
 			return nil, fmt.Errorf("%w: %s is %d bytes, manifest says %d", ErrVerification, f.Path, f.Size, want2[f.Path].Size)
 		}
 	}
-	prog := newProgressor("verifying", m.Bytes(), progress)
+	prog := newProgressor("verifying", m.Bytes(), o.Progress, o.Clock)
 	if err := hashFiles(ctx, root, dir, m.Files, nil, nil, prog); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

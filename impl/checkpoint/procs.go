@@ -123,9 +123,9 @@ const sweepBudget = 10 * time.Second
 // ID; it repeats until a round finds none, and reaps the children it
 // killed. It returns the PIDs killed, and an error wrapping [ErrEscaped] if
 // processes were still appearing after the budget.
-func killRunProcesses(run string, subreaper bool) ([]int, error) {
+func killRunProcesses(run string, subreaper bool, clock Clock) ([]int, error) {
 	self := os.Getpid()
-	deadline := time.Now().Add(sweepBudget)
+	deadline := clock.Now().Add(sweepBudget)
 	var killed []int
 	for {
 		var round []int
@@ -153,12 +153,12 @@ func killRunProcesses(run string, subreaper bool) ([]int, error) {
 			}
 		}
 		procs.mu.Unlock()
-		reap(mine, deadline)
+		reap(mine, deadline, clock)
 		killed = append(killed, round...)
 		if len(round) == 0 {
 			break
 		}
-		if time.Now().After(deadline) {
+		if clock.Now().After(deadline) {
 			sort.Ints(killed)
 			return killed, fmt.Errorf("%w: still forking after %v of killing (%d processes killed)", ErrEscaped, sweepBudget, len(killed))
 		}
@@ -168,12 +168,12 @@ func killRunProcesses(run string, subreaper bool) ([]int, error) {
 }
 
 // reap waits for the children pids, which were sent SIGKILL.
-func reap(pids []int, deadline time.Time) {
+func reap(pids []int, deadline time.Time, clock Clock) {
 	for _, pid := range pids {
 		for {
 			var ws unix.WaitStatus
 			got, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil)
-			if got == pid || (err != nil && err != unix.EINTR) || time.Now().After(deadline) {
+			if got == pid || (err != nil && err != unix.EINTR) || clock.Now().After(deadline) {
 				break
 			}
 			time.Sleep(time.Millisecond)

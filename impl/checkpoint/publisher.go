@@ -262,6 +262,8 @@ type run struct {
 	verified  bool
 	published bool
 	progMu    sync.Mutex
+	closers   []func() error // what close releases
+	undos     []func() error // what rollback undoes
 }
 
 // Publish runs cfg.Command and publishes its checkpoint as
@@ -281,51 +283,91 @@ func Publish(ctx context.Context, cfg Config) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("%w before the run started: %w", ErrInterrupted, err)
 	}
-	start := time.Now()
-	fsys := cfg.FS
 	if err := lookProgram(cfg.Command, cfg.Dir); err != nil {
 		return nil, err
 	}
+	start := cfg.Clock.Now()
+	r := &run{cfg: cfg, res: &Result{RunID: cfg.RunID}, logs: map[string]*cappedLog{}}
+	defer r.close()
+	if err := r.prepare(ctx); err != nil {
+		r.rollback()
+		return nil, err
+	}
+	r.execute(ctx)
+	r.res.Duration = cfg.Clock.Now().Sub(start)
+	return r.res, nil
+}
+
+// release registers what close releases, in reverse order.
+func (r *run) release(f func() error) { r.closers = append(r.closers, f) }
+
+// undo registers what rollback undoes if the run is refused before it
+// starts, in reverse order.
+func (r *run) undo(f func() error) { r.undos = append(r.undos, f) }
+
+// rollback undoes what prepare did before it failed.
+func (r *run) rollback() {
+	for i := len(r.undos) - 1; i >= 0; i-- {
+		_ = r.undos[i]()
+	}
+	r.undos = nil
+}
+
+// close releases the run's descriptors (roots, lock, logs, journal).
+func (r *run) close() {
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		_ = r.closers[i]()
+	}
+	r.closers = nil
+}
+
+// prepare does everything before the program runs, up to the Init
+// receipt: the directories, the run's lock, its run directory (run.json
+// and the logs, made under a temporary name and renamed complete), the
+// journal and the staging directory. An error refuses the run; rollback
+// then removes what prepare made.
+func (r *run) prepare(ctx context.Context) error {
+	cfg, fsys := r.cfg, r.cfg.FS
 	if err := fsys.MkdirAll(cfg.PublishDir, 0o755); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrStorage, err)
+		return fmt.Errorf("%w: %w", ErrStorage, err)
 	}
 	pub, err := fsys.OpenRoot(cfg.PublishDir)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrStorage, err)
+		return fmt.Errorf("%w: %w", ErrStorage, err)
 	}
-	defer pub.Close()
+	r.pub = pub
+	r.release(pub.Close)
 	st := where{root: pub, name: stagingDir}
 	if cfg.StagingRoot != "" {
 		if err := fsys.MkdirAll(cfg.StagingRoot, 0o755); err != nil {
-			return nil, fmt.Errorf("%w: staging root: %w", ErrStorage, err)
+			return fmt.Errorf("%w: staging root: %w", ErrStorage, err)
 		}
 		sr, err := fsys.OpenRoot(cfg.StagingRoot)
 		if err != nil {
-			return nil, fmt.Errorf("%w: staging root: %w", ErrStorage, err)
+			return fmt.Errorf("%w: staging root: %w", ErrStorage, err)
 		}
-		defer sr.Close()
+		r.release(sr.Close)
 		st = where{root: sr, name: "."}
 	}
-	res := &Result{RunID: cfg.RunID}
 	if !cfg.SkipRecovery {
 		reps, err := recoverIn(ctx, pub, RecoverOptions{PublishDir: cfg.PublishDir, FS: fsys, Clock: cfg.Clock, Pending: true}, st)
 		if err != nil {
-			return nil, fmt.Errorf("start-up recovery: %w", err)
+			return fmt.Errorf("start-up recovery: %w", err)
 		}
-		res.Recovered = reps
+		r.res.Recovered = reps
 	}
 	if _, err := pub.Lstat(cfg.Name); err == nil {
-		return nil, fmt.Errorf("%w: %s exists and is never overwritten", ErrAlreadyPublished, filepath.Join(cfg.PublishDir, cfg.Name))
+		return fmt.Errorf("%w: %s exists and is never overwritten", ErrAlreadyPublished, filepath.Join(cfg.PublishDir, cfg.Name))
 	} else if !isNotExist(err) {
-		return nil, fmt.Errorf("%w: %w", ErrStorage, err)
+		return fmt.Errorf("%w: %w", ErrStorage, err)
 	}
 	for _, d := range []where{{pub, runsDir}, st} {
 		if err := d.root.MkdirAll(d.name, 0o755); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrStorage, err)
+			return fmt.Errorf("%w: %w", ErrStorage, err)
 		}
 	}
 	if pd, sd := pub.Device(), st.root.Device(); pd != sd {
-		return nil, fmt.Errorf("%w: staging root %s (device %d), publish directory %s (device %d); a rename between them cannot be atomic",
+		return fmt.Errorf("%w: staging root %s (device %d), publish directory %s (device %d); a rename between them cannot be atomic",
 			ErrCrossDevice, st.abs(), sd, cfg.PublishDir, pd)
 	}
 
@@ -335,40 +377,37 @@ func Publish(ctx context.Context, cfg Config) (*Result, error) {
 	lock, err := lockRun(pub, lockName(cfg.RunID), true)
 	if err != nil {
 		if isExist(err) {
-			return nil, fmt.Errorf("%w: run ID %s is taken", ErrConfig, cfg.RunID)
+			return fmt.Errorf("%w: run ID %s is taken", ErrConfig, cfg.RunID)
 		}
-		return nil, fmt.Errorf("%w: lock: %w", ErrStorage, err)
+		return fmt.Errorf("%w: lock: %w", ErrStorage, err)
 	}
-	defer lock.unlock()
-	runDir := runDirName(cfg.RunID)
+	r.lock = lock
+	r.release(func() error { lock.unlock(); return nil })
+	r.runDir = runDirName(cfg.RunID)
 	tmpDir := runsDir + "/.new-" + cfg.RunID
-	fail := func(err error) (*Result, error) {
-		_ = pub.RemoveAll(tmpDir)
-		return nil, err
-	}
 	if err := pub.RemoveAll(tmpDir); err != nil {
-		return fail(fmt.Errorf("%w: %w", ErrStorage, err))
+		return fmt.Errorf("%w: %w", ErrStorage, err)
 	}
+	r.undo(func() error { return pub.RemoveAll(tmpDir) })
 	if err := pub.MkdirAll(tmpDir, 0o755); err != nil {
-		return fail(fmt.Errorf("%w: run directory: %w", ErrStorage, err))
+		return fmt.Errorf("%w: run directory: %w", ErrStorage, err)
 	}
-	jw := where{root: pub, name: runDir + "/journal.ndjson"}
+	jw := where{root: pub, name: r.runDir + "/journal.ndjson"}
 	if cfg.Journal != "" {
 		jr, err := fsys.OpenRoot(filepath.Dir(cfg.Journal))
 		if err != nil {
-			return fail(fmt.Errorf("%w: journal: %w", ErrStorage, err))
+			return fmt.Errorf("%w: journal: %w", ErrStorage, err)
 		}
-		defer jr.Close()
+		r.release(jr.Close)
 		jw = where{root: jr, name: filepath.Base(cfg.Journal)}
 		if owner, err := journalOwner(jr, jw.name); err != nil {
-			return fail(fmt.Errorf("%w: journal %s: %w", ErrConfig, cfg.Journal, err))
+			return fmt.Errorf("%w: journal %s: %w", ErrConfig, cfg.Journal, err)
 		} else if owner != "" {
-			return fail(fmt.Errorf("%w: %s already holds run %q; a journal records one run", ErrForeignJournal, cfg.Journal, owner))
+			return fmt.Errorf("%w: %s already holds run %q; a journal records one run", ErrForeignJournal, cfg.Journal, owner)
 		}
 	}
-	stagingName := path.Join(st.name, cfg.RunID)
-	staging := where{root: st.root, name: stagingName}
-	meta := runMeta{Run: cfg.RunID, Name: cfg.Name, PublishDir: cfg.PublishDir, Staging: staging.abs(),
+	r.staging = where{root: st.root, name: path.Join(st.name, cfg.RunID)}
+	meta := runMeta{Run: cfg.RunID, Name: cfg.Name, PublishDir: cfg.PublishDir, Staging: r.staging.abs(),
 		Journal: jw.abs(), Command: cfg.Command, PID: os.Getpid(), Created: cfg.Clock.Now().UTC()}
 	if cfg.StagingRoot != "" {
 		meta.StagingRoot = cfg.StagingRoot
@@ -377,17 +416,15 @@ func Publish(ctx context.Context, cfg Config) (*Result, error) {
 	mb = append(mb, '\n')
 	mf, err := writeNew(pub, tmpDir+"/run.json", mb)
 	if err == nil {
-		if err = mf.Sync(); err != nil {
-			mf.Close()
-		}
+		r.release(func() error { return r.meta.f.Close() })
+		err = mf.Sync()
 	}
+	r.meta = owned{root: pub, name: r.runDir + "/run.json", f: mf, b: mb}
 	if err != nil {
-		return fail(fmt.Errorf("%w: run.json: %w", ErrStorage, err))
+		return fmt.Errorf("%w: run.json: %w", ErrStorage, err)
 	}
-	defer mf.Close()
 	// The logs are created now, by the publisher, before anything it runs
 	// could plant a symlink in their place; their descriptors are kept.
-	logs := map[string]*cappedLog{}
 	logNames := []string{"stdout.log", "stderr.log"}
 	if len(cfg.VerifyCommand) > 0 {
 		logNames = append(logNames, "verify.stdout.log", "verify.stderr.log")
@@ -395,40 +432,32 @@ func Publish(ctx context.Context, cfg Config) (*Result, error) {
 	for _, n := range logNames {
 		f, err := pub.OpenFile(tmpDir+"/"+n, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 		if err != nil {
-			return fail(fmt.Errorf("%w: %s: %w", ErrStorage, n, err))
+			return fmt.Errorf("%w: %s: %w", ErrStorage, n, err)
 		}
-		defer f.Close()
-		logs[n] = newCappedLog(f, LogHead, LogTail)
+		r.release(f.Close)
+		r.logs[n] = newCappedLog(f, LogHead, LogTail)
 	}
-	if err := pub.RenameNoReplace(tmpDir, pub, runDir); err != nil {
-		return fail(fmt.Errorf("%w: run directory: %w", ErrStorage, err))
+	if err := pub.RenameNoReplace(tmpDir, pub, r.runDir); err != nil {
+		return fmt.Errorf("%w: run directory: %w", ErrStorage, err)
 	}
+	r.undos = nil // the run directory is the run's record from now on
 	if err := pub.SyncDir(runsDir); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrStorage, err)
+		return fmt.Errorf("%w: %w", ErrStorage, err)
 	}
-	res.RunDir, res.Journal, res.Staging = where{pub, runDir}.abs(), jw.abs(), staging.abs()
+	r.res.RunDir, r.res.Journal, r.res.Staging = where{pub, r.runDir}.abs(), jw.abs(), r.staging.abs()
 
 	j, err := openJournal(jw.root, jw.name, cfg.RunID, cfg.Clock)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer j.close()
-	if err := st.root.MkdirAll(stagingName, 0o755); err != nil {
-		return nil, fmt.Errorf("%w: staging directory: %w", ErrStorage, err)
+	r.j = j
+	r.release(j.close)
+	if err := r.staging.root.MkdirAll(r.staging.name, 0o755); err != nil {
+		return fmt.Errorf("%w: staging directory: %w", ErrStorage, err)
 	}
-	r := &run{cfg: cfg, pub: pub, staging: staging, runDir: runDir, j: j, lock: lock, logs: logs, res: res,
-		meta: owned{root: pub, name: runDir + "/run.json", f: mf, b: mb}}
-	err = j.emit(ActionInit, r.phase, false, false, map[string]any{
-		"run": cfg.RunID, "name": cfg.Name, "publish_dir": cfg.PublishDir, "staging_dir": res.Staging,
-		"run_dir": res.RunDir, "command": cfg.Command,
-	})
-	if err != nil {
-		_ = st.root.RemoveAll(stagingName)
-		return nil, err
-	}
-	r.execute(ctx)
-	res.Duration = time.Since(start)
-	return res, nil
+	r.undo(func() error { return r.staging.root.RemoveAll(r.staging.name) })
+	return j.emit(ActionInit, r.phase, false, false, InitDetail{Run: cfg.RunID, Name: cfg.Name,
+		PublishDir: cfg.PublishDir, StagingDir: r.res.Staging, RunDir: r.res.RunDir, Command: cfg.Command})
 }
 
 // before calls the Boundary hook before the work of the transition that
@@ -443,7 +472,7 @@ func (r *run) before(e event) {
 
 // advance records the transition that the success of the current phase's
 // work causes (decide(phase, evDone)), reading the publisher's state.
-func (r *run) advance(detail map[string]any) error {
+func (r *run) advance(detail any) error {
 	action, to, ok := decide(r.phase, evDone)
 	if !ok {
 		return fmt.Errorf("checkpoint: no transition from %s on success", r.phase) // unreachable: execute's order
@@ -453,7 +482,7 @@ func (r *run) advance(detail map[string]any) error {
 
 // step moves to phase `to` by action and writes its receipt, reading the
 // publisher's state.
-func (r *run) step(action string, to Phase, detail map[string]any) error {
+func (r *run) step(action string, to Phase, detail any) error {
 	r.phase = to
 	r.res.Actions = append(r.res.Actions, action)
 	err := r.j.emit(action, r.phase, r.verified, r.published, detail)
@@ -467,23 +496,20 @@ func (r *run) step(action string, to Phase, detail map[string]any) error {
 }
 
 // end ends the run by the failure or interrupt transition that e causes in
-// the current phase, after removing the staging directory.
-func (r *run) end(e event, cause error, detail map[string]any) {
+// the current phase, after removing the staging directory. detail says how
+// the program ended, when it has just run.
+func (r *run) end(e event, cause error, detail EndDetail) {
 	action, to, ok := decide(r.phase, e)
 	if !ok {
 		return // unreachable: execute ends runs only from Running, Staging, Verified
 	}
 	r.before(e)
-	if detail == nil {
-		detail = map[string]any{}
-	}
-	detail["error"] = cause.Error()
+	detail.Error = cause.Error()
 	if err := r.staging.root.RemoveAll(r.staging.name); err != nil {
-		detail["staging_removed"] = false
-		detail["staging_error"] = err.Error()
+		detail.StagingError = err.Error()
 		r.res.Warnings = append(r.res.Warnings, "staging not removed: "+err.Error())
 	} else {
-		detail["staging_removed"] = true
+		detail.StagingRemoved = true
 		r.res.StagingRemoved = true
 	}
 	r.res.Outcome = to
@@ -578,66 +604,60 @@ func (r *run) execute(ctx context.Context) {
 
 	r.before(evDone)
 	exit, err, tampered := r.runProcess(ctx, cfg.Command, env, "", "executing", func(pid int) error {
-		return r.advance(map[string]any{"pid": pid, "command": cfg.Command})
+		return r.advance(ExecuteDetail{PID: pid, Command: cfg.Command})
 	})
 	if err == nil || r.phase == PhaseRunning {
 		r.res.Exit = &exit
 	}
-	stderrTail := func(d map[string]any) map[string]any {
-		if t := r.logs["stderr.log"].Tail(2048); t != "" {
-			d["stderr_tail"] = t
-		}
-		return d
-	}
+	ended := EndDetail{ProcessEnd: processEnd(exit)}
+	failed := ended
+	failed.StderrTail = r.logs["stderr.log"].Tail(2048)
 	switch {
 	case err != nil && r.phase == PhaseReady:
 		// The attempt to execute is recorded, then its failure.
-		if r.advance(map[string]any{"command": cfg.Command, "error": err.Error()}) != nil {
-			r.end(evFailed, r.res.JournalErr, nil)
+		if r.advance(ExecuteDetail{Command: cfg.Command, Error: err.Error()}) != nil {
+			r.end(evFailed, r.res.JournalErr, EndDetail{})
 			return
 		}
-		r.end(evFailed, err, nil)
+		r.end(evFailed, err, EndDetail{})
 		return
 	case exit.Interrupted:
-		r.end(evInterrupted, fmt.Errorf("%w while the program ran", ErrInterrupted), exitDetail(exit))
+		r.end(evInterrupted, fmt.Errorf("%w while the program ran", ErrInterrupted), ended)
 		return
 	case tampered != nil:
-		r.end(evFailed, tampered, exitDetail(exit))
+		r.end(evFailed, tampered, ended)
 		return
 	case err != nil:
-		r.end(evFailed, err, exitDetail(exit))
+		r.end(evFailed, err, ended)
 		return
 	case exit.Code != 0:
 		cause := fmt.Errorf("%w: exit status %d", ErrProgramFailed, exit.Code)
 		if exit.Signal != "" {
 			cause = fmt.Errorf("%w: killed by %s", ErrProgramFailed, exit.Signal)
 		}
-		r.end(evFailed, cause, stderrTail(exitDetail(exit)))
+		r.end(evFailed, cause, failed)
 		return
 	}
 
 	r.before(evDone)
 	ev, err := r.successRule(evalName)
 	if err != nil {
-		r.end(evFailed, err, stderrTail(exitDetail(exit)))
+		r.end(evFailed, err, failed)
 		return
 	}
 	if ctx.Err() != nil {
-		r.end(evInterrupted, fmt.Errorf("%w after the program ended", ErrInterrupted), nil)
+		r.end(evInterrupted, fmt.Errorf("%w after the program ended", ErrInterrupted), EndDetail{})
 		return
 	}
-	d := map[string]any{"exit_code": 0}
+	d := SucceedDetail{ExitCode: 0, OrphansKilled: len(exit.Orphans)}
 	if len(ev.Raw) <= maxReceiptEval {
-		d["eval"] = json.RawMessage(ev.Raw)
+		d.Eval = ev.Raw
 	} else {
 		sum := sha256.Sum256(ev.Raw)
-		d["eval_sha256"], d["eval_bytes"] = hex.EncodeToString(sum[:]), len(ev.Raw)
-	}
-	if len(exit.Orphans) > 0 {
-		d["orphans_killed"] = len(exit.Orphans)
+		d.EvalSHA256, d.EvalBytes = hex.EncodeToString(sum[:]), len(ev.Raw)
 	}
 	if err := r.advance(d); err != nil {
-		r.end(evFailed, err, nil)
+		r.end(evFailed, err, EndDetail{})
 		return
 	}
 
@@ -654,28 +674,28 @@ func (r *run) execute(ctx context.Context) {
 		err = r.verifyCommand(ctx)
 	}
 	if err == nil {
-		m, err = verify(ctx, r.staging.root, r.staging.name, r.progress, mb)
+		m, err = verify(ctx, r.staging.root, r.staging.name, verifyOptions{Progress: r.progress, Want: mb, Clock: cfg.Clock})
 	}
 	if serr := sy.wait(); serr != nil && err == nil {
 		err = fmt.Errorf("%w: %w", ErrSave, serr)
 	}
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, ErrInterrupted) {
-			r.end(evInterrupted, fmt.Errorf("%w while staging: %w", ErrInterrupted, err), nil)
+			r.end(evInterrupted, fmt.Errorf("%w while staging: %w", ErrInterrupted, err), EndDetail{})
 		} else {
-			r.end(evFailed, err, nil)
+			r.end(evFailed, err, EndDetail{})
 		}
 		return
 	}
 	r.verified = true
-	if err := r.advance(map[string]any{"digest": m.Digest, "files": len(m.Files), "bytes": m.Bytes()}); err != nil {
-		r.end(evFailed, err, nil)
+	if err := r.advance(VerifiedDetail{Digest: m.Digest, Files: len(m.Files), Bytes: m.Bytes()}); err != nil {
+		r.end(evFailed, err, EndDetail{})
 		return
 	}
 
 	r.before(evDone)
 	if ctx.Err() != nil {
-		r.end(evInterrupted, fmt.Errorf("%w before publication", ErrInterrupted), nil)
+		r.end(evInterrupted, fmt.Errorf("%w before publication", ErrInterrupted), EndDetail{})
 		return
 	}
 	target := filepath.Join(cfg.PublishDir, cfg.Name)
@@ -684,17 +704,16 @@ func (r *run) execute(ctx context.Context) {
 		if isExist(err) {
 			cause = fmt.Errorf("%w: %w: %s appeared during the run", ErrPublication, ErrAlreadyPublished, target)
 		}
-		r.end(evFailed, cause, nil)
+		r.end(evFailed, cause, EndDetail{})
 		return
 	}
 	// The rename is the completion boundary: from here on, published.
 	r.published = true
 	r.res.Outcome = PhasePublished
 	r.res.Checkpoint = target
-	detail := map[string]any{"path": target, "digest": m.Digest, "durable": true}
+	detail := PublishedDetail{Path: target, Digest: m.Digest, Durable: true}
 	if err := r.pub.SyncDir("."); err != nil {
-		detail["durable"] = false
-		detail["error"] = err.Error()
+		detail.Durable, detail.Error = false, err.Error()
 		r.res.Warnings = append(r.res.Warnings, "published, but the publish directory's fsync failed: "+err.Error())
 	}
 	_ = r.staging.root.SyncDir(path.Dir(r.staging.name))
@@ -776,7 +795,7 @@ func (r *run) ticker(step string) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
-	start := time.Now()
+	start := r.cfg.Clock.Now()
 	go func() {
 		defer wg.Done()
 		t := time.NewTicker(time.Second)
@@ -791,18 +810,4 @@ func (r *run) ticker(step string) (stop func()) {
 		}
 	}()
 	return func() { close(done); wg.Wait() }
-}
-
-func exitDetail(e Exit) map[string]any {
-	d := map[string]any{"pid": e.PID, "exit_code": e.Code}
-	if e.Signal != "" {
-		d["signal"] = e.Signal
-	}
-	if e.Killed {
-		d["sigkill_after_grace"] = true
-	}
-	if len(e.Orphans) > 0 {
-		d["orphans_killed"] = len(e.Orphans)
-	}
-	return d
 }

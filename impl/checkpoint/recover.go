@@ -12,29 +12,61 @@ import (
 	"time"
 )
 
-// Recovered outcomes: what recovery found a run's real outcome to be.
+// Outcome is what recovery found a run's real outcome to be. Its text (in
+// reports and JSON) is the hyphenated name of each constant.
+type Outcome uint8
+
+// The outcomes of a run, as recovery establishes them.
 const (
+	// OutcomeUnknown: recovery could not examine the run (RunReport.Error
+	// says why).
+	OutcomeUnknown Outcome = iota
 	// OutcomePublished: the run's checkpoint is in the publish directory,
-	// its manifest names the run, and it verifies against the manifest.
-	OutcomePublished = "published-and-verified"
+	// its manifest names the run, it verifies against the manifest, and
+	// the run's journal (if any) recorded the verification of exactly it.
+	OutcomePublished
 	// OutcomeNotPublished: no checkpoint of this run is published.
-	OutcomeNotPublished = "not-published"
+	OutcomeNotPublished
 	// OutcomeUnverified: a checkpoint whose manifest names this run is
-	// published but does not verify (modified after publication). Never
-	// reported as published-and-verified.
-	OutcomeUnverified = "published-but-fails-verification"
+	// published but does not verify, or differs from the one the run
+	// verified (modified after publication). Never reported as
+	// published-and-verified.
+	OutcomeUnverified
 	// OutcomeActive: the run's publisher is alive; it was left alone.
-	OutcomeActive = "active"
+	OutcomeActive
 )
+
+var outcomeNames = [...]string{"unknown", "published-and-verified", "not-published", "published-but-fails-verification", "active"}
+
+// String returns the outcome's name, e.g. "published-and-verified".
+func (o Outcome) String() string {
+	if int(o) < len(outcomeNames) {
+		return outcomeNames[o]
+	}
+	return fmt.Sprintf("Outcome(%d)", uint8(o))
+}
+
+// MarshalText implements encoding.TextMarshaler: the outcome's name.
+func (o Outcome) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (o *Outcome) UnmarshalText(b []byte) error {
+	for i, n := range outcomeNames {
+		if n == string(b) {
+			*o = Outcome(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown recovery outcome %q", b)
+}
 
 // RunReport is what recovery found and did for one run.
 type RunReport struct {
 	// Run is the run's ID; Name the checkpoint name it publishes under.
 	Run  string `json:"run"`
 	Name string `json:"name,omitempty"`
-	// Outcome is OutcomePublished, OutcomeNotPublished, OutcomeUnverified
-	// or OutcomeActive.
-	Outcome string `json:"outcome"`
+	// Outcome is the run's real outcome.
+	Outcome Outcome `json:"outcome"`
 	// Checkpoint and Digest describe the published checkpoint, if any.
 	Checkpoint string `json:"checkpoint,omitempty"`
 	Digest     string `json:"digest,omitempty"`
@@ -384,7 +416,7 @@ func (rc *recoverer) run(run string) (rep RunReport) {
 	rep.Name = name
 
 	// Nothing of the run may still be writing.
-	rep.Killed, _ = killRunProcesses(run, false)
+	rep.Killed, _ = killRunProcesses(run, false, opt.Clock)
 
 	// The publish directory is the truth.
 	if name != "" {
@@ -450,7 +482,7 @@ func (rc *recoverer) outcome(rep *RunReport, name string, journal *JournalSummar
 		default:
 			rep.Checkpoint = target
 			rep.Digest = m.Digest
-			if _, err := verify(rc.ctx, rc.pub, name, nil, nil); err != nil {
+			if _, err := verify(rc.ctx, rc.pub, name, verifyOptions{Clock: rc.opt.Clock}); err != nil {
 				rep.Outcome = OutcomeUnverified
 				rep.Error = joinText(rep.Error, err.Error())
 			} else if journal == nil {
@@ -483,17 +515,15 @@ func journalAgrees(s *JournalSummary, m *Manifest) error {
 	if s.Run != m.Run {
 		return fmt.Errorf("%w: the journal is run %q, the manifest names run %q", ErrVerification, s.Run, m.Run)
 	}
-	d, ok := s.Receipt(ActionReloadAndVerify)
+	v, ok := ReceiptDetail[VerifiedDetail](s, ActionReloadAndVerify)
 	if !ok {
 		return fmt.Errorf("%w: the journal of run %s has no %s receipt: the run never verified a checkpoint", ErrVerification, m.Run, ActionReloadAndVerify)
 	}
-	if got, _ := d["digest"].(string); got != m.Digest {
-		return fmt.Errorf("%w: the run verified a checkpoint of digest %s, the published manifest says %s (changed after verification)", ErrVerification, got, m.Digest)
+	if v.Digest != m.Digest {
+		return fmt.Errorf("%w: the run verified a checkpoint of digest %s, the published manifest says %s (changed after verification)", ErrVerification, v.Digest, m.Digest)
 	}
-	if d, ok := s.Receipt(ActionAtomicPublication); ok {
-		if got, _ := d["digest"].(string); got != m.Digest {
-			return fmt.Errorf("%w: the run published a checkpoint of digest %s, the published manifest says %s", ErrVerification, got, m.Digest)
-		}
+	if p, ok := ReceiptDetail[PublishedDetail](s, ActionAtomicPublication); ok && p.Digest != m.Digest {
+		return fmt.Errorf("%w: the run published a checkpoint of digest %s, the published manifest says %s", ErrVerification, p.Digest, m.Digest)
 	}
 	return nil
 }

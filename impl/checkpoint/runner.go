@@ -75,12 +75,18 @@ type ExecRunner struct {
 	// Set it only in a process that starts no other children, as
 	// `tracecheck run` does: other code's children would be killed too.
 	Subreaper bool
+	// Clock times the grace and the kills; nil means the system clock.
+	Clock Clock
 }
 
 var _ Runner = ExecRunner{}
 
 // Run implements [Runner].
 func (r ExecRunner) Run(ctx context.Context, p Process, started func(pid int) error) (Exit, error) {
+	clock := r.Clock
+	if clock == nil {
+		clock = SystemClock{}
+	}
 	if len(p.Argv) == 0 {
 		return Exit{}, fmt.Errorf("%w: empty command", ErrStart)
 	}
@@ -126,7 +132,7 @@ func (r ExecRunner) Run(ctx context.Context, p Process, started func(pid int) er
 			pipes[i].Close()
 		}
 		for i := 0; i < len(pipes); i += 2 {
-			_ = pipes[i].SetReadDeadline(time.Now().Add(2 * time.Second))
+			_ = pipes[i].SetReadDeadline(clock.Now().Add(2 * time.Second))
 		}
 		copies.Wait()
 		for i := 0; i < len(pipes); i += 2 {
@@ -161,7 +167,7 @@ func (r ExecRunner) Run(ctx context.Context, p Process, started func(pid int) er
 	// end kills what is left of the program once the child is gone.
 	end := func(ex *Exit) error {
 		killGroup(syscall.SIGKILL) // leftovers of the group, if any
-		orphans, err := killRunProcesses(p.Run, r.Subreaper)
+		orphans, err := killRunProcesses(p.Run, r.Subreaper, clock)
 		ex.Orphans = orphans
 		procs.mu.Lock()
 		if procs.runs[p.Run]--; procs.runs[p.Run] <= 0 {

@@ -167,52 +167,121 @@ func openFile(path string) (*os.File, error) {
 	return f, nil
 }
 
-// openTrace opens file ("-": stdin) and picks its model: the flag's, or
-// one inferred from the head of the trace. An ITF document (docs/itf.md)
-// is converted to NDJSON, one line a state, with the file's base name as
-// its instance unless it names its own; an NDJSON file is checked from the
-// file itself, which the checker can then read again (for a divergence
-// report's last events) instead of keeping copies of lines. On standard
-// input only the first line is awaited before checking starts, so that a
-// live monitor on a pipe reports as events arrive.
-func (a *app) openTrace(file, modelName string, maxITF int64) (io.Reader, string, namedModel, func(), error) {
-	stdin := a.stdin
+// openTrace opens file ("-": stdin) and picks its model: the flag's, else
+// the spec the trace's header names, else one inferred from the trace's
+// first events. An ITF document (docs/itf.md) is converted to NDJSON, one
+// line a state, with the file's base name as its instance unless it names
+// its own; an NDJSON file is checked from the file itself, which the
+// checker can then read again (for a divergence report's last events)
+// instead of keeping copies of lines. On standard input only the first
+// line is awaited before checking starts, so that a live monitor on a pipe
+// reports as events arrive. maxLine bounds the line read for inference.
+func (a *app) openTrace(file, modelName string, maxLine int, maxITF int64) (io.Reader, string, namedModel, func(), error) {
 	name := file
 	closer := func() {}
 	var r io.Reader
 	var head []byte
 	var err error
+	if maxLine <= 0 {
+		maxLine = trace.DefaultMaxLine
+	}
 	if file == "-" {
 		name = "stdin"
-		r, head, err = openStream(stdin, name, "stdin", maxITF)
+		r, head, err = openStream(a.stdin, name, "stdin", maxLine, maxITF)
 	} else {
 		f, ferr := openFile(file)
 		if ferr != nil {
 			return nil, name, namedModel{}, closer, ferr
 		}
 		closer = func() { f.Close() }
-		r, head, err = openRegular(f, baseInstance(file), maxITF)
+		r, head, err = openRegular(f, baseInstance(file), maxLine, maxITF)
 	}
 	if err != nil {
 		closer()
 		return nil, name, namedModel{}, func() {}, fmt.Errorf("%s: %w", name, err)
 	}
-	if modelName == "" {
-		if head == nil {
-			br := bufio.NewReaderSize(r, 64<<10)
-			head, _ = br.Peek(64 << 10) // short input is fine
-			r = br
-		}
-		return r, name, a.infer(head), closer, nil
+	if modelName == "" && head == nil { // ITF: infer from its first states
+		br := bufio.NewReaderSize(r, 64<<10)
+		head, _ = br.Peek(64 << 10) // short input is fine
+		r = br
 	}
-	m, _ := a.model(modelName)
+	m, err := a.pick(name, modelName, head)
+	if err != nil {
+		closer()
+		return nil, name, namedModel{}, func() {}, err
+	}
 	return r, name, m, closer, nil
 }
 
+// How a trace's model was chosen.
+const (
+	byFlag     = "--model"
+	byHeader   = "header"
+	byInferred = "inferred"
+)
+
+// pick chooses the model of the trace name whose first lines are head:
+// modelName if given, else the spec its header names, else inference from
+// its events. It says in m.warnings when the header disagrees with the
+// choice or names another version of the spec.
+func (a *app) pick(name, modelName string, head []byte) (namedModel, error) {
+	h, hasHeader := headerIn(head)
+	var m namedModel
+	switch {
+	case modelName != "":
+		m, _ = a.model(modelName)
+		m.how = byFlag
+		if hasHeader && h.Spec != m.spec.Name {
+			m.warnings = append(m.warnings, fmt.Sprintf("%s: the trace's header names spec %q; checking against %s as --model says", name, h.Spec, modelName))
+		}
+	case hasHeader:
+		var ok bool
+		if m, ok = a.model(h.Spec); !ok {
+			return m, fmt.Errorf("%s: the trace's header names spec %q, which is not registered (have %s); name the model with --model", name, h.Spec, a.modelList())
+		}
+		m.how = byHeader
+	default:
+		m = a.infer(head)
+		m.how = byInferred
+	}
+	if hasHeader && h.SpecSHA256 != "" && m.spec != nil && m.spec.SHA256 != "" && h.SpecSHA256 != m.spec.SHA256 && h.Spec == m.spec.Name {
+		m.warnings = append(m.warnings, fmt.Sprintf("%s: the trace was written against another version of spec %s (its header's spec_sha256 %s, the registered spec's %s)",
+			name, h.Spec, short(h.SpecSHA256), short(m.spec.SHA256)))
+	}
+	return m, nil
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+// headerIn returns the first trace header among the lines of head.
+func headerIn(head []byte) (trace.Header, bool) {
+	for _, line := range bytes.Split(head, []byte("\n")) {
+		if h, ok, err := trace.ParseHeader(bytes.TrimRight(line, "\r")); ok && err == nil {
+			return h, true
+		}
+	}
+	return trace.Header{}, false
+}
+
+// inputHint says, for an input error in a trace whose model was inferred,
+// that the model was guessed.
+func (m namedModel) inputHint(err error) error {
+	if m.how == byInferred && errors.Is(err, check.ErrInput) {
+		return fmt.Errorf("%w (the model %s was inferred from the trace's events; if it is not the trace's spec, name the right one with --model)", err, m.name)
+	}
+	return err
+}
+
 // openRegular returns the trace in the regular file f: the file itself,
-// rewound, if it is NDJSON (head is its first 64 KiB, for model
-// inference), or the NDJSON form of an ITF document.
-func openRegular(f *os.File, instance string, maxITF int64) (r io.Reader, head []byte, err error) {
+// rewound, if it is NDJSON (head is its first 64 KiB, or its whole first
+// line if that is longer, up to maxLine: for model inference), or the
+// NDJSON form of an ITF document.
+func openRegular(f *os.File, instance string, maxLine int, maxITF int64) (r io.Reader, head []byte, err error) {
 	br := bufio.NewReaderSize(f, 64<<10)
 	if trace.IsITF(br) {
 		out, _, err := trace.AsNDJSONSize(br, instance, maxITF)
@@ -223,22 +292,43 @@ func openRegular(f *os.File, instance string, maxITF int64) (r io.Reader, head [
 	}
 	head, _ = br.Peek(64 << 10) // short input is fine
 	head = bytes.Clone(head)
+	if len(head) == 64<<10 && bytes.IndexByte(head, '\n') < 0 {
+		head, _ = firstLine(br, maxLine) // a first event longer than the peek
+	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, nil, err
 	}
 	return f, head, nil
 }
 
+// firstLine reads br's first line, whole up to max bytes.
+func firstLine(br *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for len(line) <= max {
+		b, err := br.ReadSlice('\n')
+		line = append(line, b...)
+		if err != bufio.ErrBufferFull {
+			return line, err
+		}
+	}
+	return line, nil
+}
+
 // openStream prepares a pipe for checking while it is written: it waits
-// for the first line only. If that line is no trace event, the input may be
-// an ITF document, which is converted as it is read. head is the first
-// line, for model inference (nil for ITF).
-func openStream(in io.Reader, name, instance string, maxITF int64) (r io.Reader, head []byte, err error) {
+// for the first line only (and the next, if the first is a header). If the
+// first line is no trace event nor header, the input may be an ITF
+// document, which is converted as it is read. head is what was read, for
+// model inference (nil for ITF).
+func openStream(in io.Reader, name, instance string, maxLine int, maxITF int64) (r io.Reader, head []byte, err error) {
 	br := bufio.NewReaderSize(in, 64<<10)
-	first, _ := br.ReadSlice('\n') // the first line, or up to 64 KiB of it
+	first, _ := firstLine(br, maxLine)
 	head = bytes.Clone(first)
+	line := bytes.TrimRight(head, "\r\n")
+	if _, isHeader, _ := trace.ParseHeader(line); isHeader {
+		return io.MultiReader(bytes.NewReader(head), br), head, nil
+	}
 	r = io.MultiReader(bytes.NewReader(head), br)
-	if _, perr := trace.ParseEvent(bytes.TrimRight(head, "\r\n"), trace.Pos{File: name, Line: 1}); perr == nil {
+	if _, perr := trace.ParseEvent(line, trace.Pos{File: name, Line: 1}); perr == nil {
 		return r, head, nil
 	}
 	out, itf, err := trace.AsNDJSONSize(r, instance, maxITF)
@@ -323,12 +413,15 @@ func (c *checkRun) fail(err error) {
 
 // file checks one file, streaming its results.
 func (c *checkRun) file(file, model string, maxITF int64) {
-	r, name, m, closeFile, err := c.app.openTrace(file, model, maxITF)
+	r, name, m, closeFile, err := c.app.openTrace(file, model, c.opt.MaxLine, maxITF)
 	if err != nil {
 		c.fail(err)
 		return
 	}
 	defer closeFile()
+	for _, w := range m.warnings {
+		fmt.Fprintf(c.stderr, "tracecheck check: warning: %s\n", w)
+	}
 	o := c.opt
 	var end func(*check.Report, error) error
 	if c.js != nil {
@@ -356,7 +449,7 @@ func (c *checkRun) file(file, model string, maxITF int64) {
 	}
 	werr := end(rep, err)
 	if err != nil {
-		c.fail(err)
+		c.fail(m.inputHint(err))
 	} else if v := verdictCode(rep.Verdict()); severity(v) > severity(c.worst) {
 		c.worst = v
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tracecheck/tracecheck/internal/bundled"
 	"github.com/tracecheck/tracecheck/trace"
 )
 
@@ -635,4 +636,110 @@ func TestMaxITF(t *testing.T) {
 	if _, errs, code := runCLI(t, "check", "--max-itf", "100", "-"); code != exitInput || !strings.Contains(errs, "stdin: ITF: document 1: input too large") {
 		t.Errorf("stdin: exit %d, %s", code, errs)
 	}
+}
+
+// A trace's header chooses its model, and says when the trace was written
+// against another version of the spec; without one, the model is inferred
+// from parsed events however they are spaced and ordered, and an input
+// error then says the model was guessed.
+func TestTraceHeaderAndInference(t *testing.T) {
+	progHash := bundled.Program().SHA256
+	if len(progHash) != 64 {
+		t.Fatalf("bundled program spec hash %q", progHash)
+	}
+	initProg := `{"v":1,"instance":"r","seq":0,"action":"Init","state":{"phase":"Ready","verified":false,"published":false}}`
+	execProg := `{"v":1,"instance":"r","seq":1,"action":"ExecutePython","state":{"phase":"Running","verified":false,"published":false}}`
+	failProg := `{"v":1,"instance":"r","seq":2,"action":"ExecutionFails","state":{"phase":"Failed","verified":false,"published":false}}`
+	header := func(spec, hash string) string {
+		h := `{"tracecheck":1,"spec":"` + spec + `"`
+		if hash != "" {
+			h += `,"spec_sha256":"` + hash + `"`
+		}
+		return h + `,"emitter":"test"}`
+	}
+	long := strings.Repeat("x", 200<<10) // an instance name longer than the 64 KiB head
+	for _, c := range []struct {
+		name   string
+		trace  string
+		args   []string
+		code   int
+		out    []string // in stdout
+		errs   []string // in stderr
+		noErrs []string // not in stderr
+		file   bool     // only as a file (standard input is inferred from its first line alone)
+	}{
+		{"header chooses the model", header("program", progHash) + "\n" + initProg + "\n" + execProg + "\n" + failProg + "\n", nil,
+			exitOK, []string{"VALID (model program"}, nil, []string{"warning"}, false},
+		{"header of another version warns", header("program", strings.Repeat("0", 64)) + "\n" + initProg + "\n" + execProg + "\n" + failProg + "\n", nil,
+			exitOK, []string{"VALID (model program"}, []string{"written against another version of spec program", "000000000000"}, nil, false},
+		{"header naming a spec that is not registered", header("twophase", "") + "\n" + initProg + "\n", nil,
+			exitInput, nil, []string{`header names spec "twophase", which is not registered`, "--model"}, nil, false},
+		{"header disagreeing with --model warns", header("session", "") + "\n" + initProg + "\n" + execProg + "\n" + failProg + "\n", []string{"--model", "program"},
+			exitOK, []string{"VALID (model program"}, []string{`header names spec "session"; checking against program as --model says`}, nil, false},
+		{"header names session, events are program's", header("session", "") + "\n" + initProg + "\n" + execProg + "\n", nil,
+			exitInput, nil, nil, []string{"inferred"}, false},
+		{"python json.dumps spacing, detail before action",
+			`{"v": 1, "instance": "r", "seq": 0, "detail": {"action": "VadStart"}, "action": "Init", "state": {"phase": "Ready", "verified": false, "published": false}}` + "\n" +
+				`{"v": 1, "instance": "r", "seq": 1, "detail": {"note": "x"}, "action": "ExecutePython", "state": {"phase": "Running"}}` + "\n" +
+				`{"v": 1, "instance": "r", "seq": 2, "action": "ExecutionFails", "state": {"phase": "Failed"}}` + "\n", nil,
+			exitOK, []string{"VALID (model program"}, nil, nil, false},
+		{"stutter skipped whatever its spacing",
+			`{"v":1,"instance":"s","seq":0,"action":"Init","state":{}}` + "\n" +
+				`{"v":1,"instance":"s","seq":1,"action":"ExecutePython","stutter" : true,"state":{}}` + "\n" +
+				`{"v":1,"instance":"s","seq":2,"action":"VadStart","state":{"vad":1}}` + "\n", nil,
+			exitIncomplete, []string{"model session"}, nil, nil, true},
+		{"an instance name longer than the head",
+			strings.ReplaceAll(initProg, `"r"`, `"`+long+`"`) + "\n" + strings.ReplaceAll(execProg, `"r"`, `"`+long+`"`) + "\n" + strings.ReplaceAll(failProg, `"r"`, `"`+long+`"`) + "\n", nil,
+			exitOK, []string{"VALID (model program"}, nil, nil, false},
+		{"a guessed model says so on an input error",
+			`{"v":1,"instance":"r","seq":0,"action":"Init","state":{"phase":"Ready"}}` + "\n" + `{"v":1,"instance":"r","seq":1,"action":"Frobnicate","state":{}}` + "\n", nil,
+			exitInput, nil, []string{"the model program was inferred from the trace's events", "--model"}, nil, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, where := range []string{"file", "stdin"} {
+				if where == "stdin" && c.file {
+					continue
+				}
+				var args []string
+				if where == "file" {
+					p := filepath.Join(t.TempDir(), "t.ndjson")
+					if err := os.WriteFile(p, []byte(c.trace), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					args = append(append([]string{"check"}, c.args...), p)
+				} else {
+					old := stdin
+					stdin = strings.NewReader(c.trace)
+					defer func() { stdin = old }()
+					args = append(append([]string{"check"}, c.args...), "-")
+				}
+				out, errs, code := runCLI(t, args...)
+				if code != c.code {
+					t.Fatalf("%s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", where, code, c.code, clip(out), clip(errs))
+				}
+				for _, w := range c.out {
+					if !strings.Contains(out, w) {
+						t.Errorf("%s: stdout lacks %q:\n%s", where, w, clip(out))
+					}
+				}
+				for _, w := range c.errs {
+					if !strings.Contains(errs, w) {
+						t.Errorf("%s: stderr lacks %q:\n%s", where, w, clip(errs))
+					}
+				}
+				for _, w := range c.noErrs {
+					if strings.Contains(errs, w) {
+						t.Errorf("%s: stderr has %q:\n%s", where, w, clip(errs))
+					}
+				}
+			}
+		})
+	}
+}
+
+func clip(s string) string {
+	if len(s) > 2000 {
+		return s[:2000] + "..."
+	}
+	return s
 }

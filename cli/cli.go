@@ -37,6 +37,10 @@ type Spec struct {
 	// spec/Program.cfg), as the user's repository names them: explore
 	// prints them with its verdict.
 	Files []string
+	// SHA256, if set, is the lowercase hex SHA-256 of Files concatenated
+	// in order, as trace headers give it (docs/trace-format.md): check
+	// warns about a trace whose header names another version of the spec.
+	SHA256 string
 	// Model is the spec's Go transcription ([Of]).
 	Model Model
 	// Mutants are variants of the spec with a known bug: explore and
@@ -114,6 +118,10 @@ type namedModel struct {
 	name  string
 	spec  *Spec
 	model Model
+	// how says how a trace's model was chosen (byFlag, byHeader,
+	// byInferred); warnings what the trace's header disagreed with.
+	how      string
+	warnings []string
 }
 
 func newApp(cfg Config) (*app, error) {
@@ -127,12 +135,12 @@ func newApp(cfg Config) (*app, error) {
 		if s.Name == "" || strings.ContainsAny(s.Name, " \t\n") || s.Model == nil {
 			return nil, fmt.Errorf("spec %d: a spec needs a name without spaces and a model", i)
 		}
-		names := []namedModel{{s.Name, s, s.Model}}
+		names := []namedModel{{name: s.Name, spec: s, model: s.Model}}
 		for _, m := range s.Mutants {
 			if m.Name == "" || m.Model == nil {
 				return nil, fmt.Errorf("spec %s: a mutant needs a name and a model", s.Name)
 			}
-			names = append(names, namedModel{s.Name + "-mutant-" + m.Name, s, m.Model})
+			names = append(names, namedModel{name: s.Name + "-mutant-" + m.Name, spec: s, model: m.Model})
 		}
 		for _, n := range names {
 			if seen[n.name] {

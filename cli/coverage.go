@@ -47,10 +47,13 @@ func (a *app) runCoverage(args []string, stdout, stderr io.Writer) int {
 	var m namedModel
 	modelName := *tf.model
 	for _, file := range files {
-		r, name, fm, closeFile, err := a.openTrace(file, modelName, *tf.maxITF)
+		r, name, fm, closeFile, err := a.openTrace(file, modelName, *tf.maxLine, *tf.maxITF)
 		if err != nil {
 			fmt.Fprintf(stderr, "tracecheck coverage: %v\n", err)
 			return ExitInput
+		}
+		for _, w := range fm.warnings {
+			fmt.Fprintf(stderr, "tracecheck coverage: warning: %s\n", w)
 		}
 		if m.model == nil {
 			m, modelName = fm, fm.name
@@ -60,7 +63,7 @@ func (a *app) runCoverage(args []string, stdout, stderr io.Writer) int {
 		rep, err := m.check(ctx, r, name, check.Options{MaxLine: *tf.maxLine, OnResult: func(check.InstanceResult) {}})
 		closeFile()
 		if err != nil {
-			fmt.Fprintf(stderr, "tracecheck coverage: %v\n", err)
+			fmt.Fprintf(stderr, "tracecheck coverage: %v\n", fm.inputHint(err))
 			return ExitInput
 		}
 		reports = append(reports, rep)

@@ -7,7 +7,6 @@ import (
 	"testing"
 )
 
-
 func TestExplore(t *testing.T) {
 	cases := []struct {
 		args     []string

@@ -40,10 +40,13 @@ func (a *app) runReplay(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return ExitUsage
 	}
-	r, name, m, closeFile, err := a.openTrace(files[0], *tf.model, *tf.maxITF)
+	r, name, m, closeFile, err := a.openTrace(files[0], *tf.model, *tf.maxLine, *tf.maxITF)
 	if err != nil {
 		fmt.Fprintf(stderr, "tracecheck replay: %v\n", err)
 		return ExitInput
+	}
+	for _, w := range m.warnings {
+		fmt.Fprintf(stderr, "tracecheck replay: warning: %s\n", w)
 	}
 	defer closeFile()
 	if !*asJSON {
@@ -80,7 +83,7 @@ func (a *app) runReplay(args []string, stdout, stderr io.Writer) int {
 	}}
 	rep, err := m.check(context.Background(), r, name, opt)
 	if err != nil {
-		fmt.Fprintf(stderr, "tracecheck replay: %v\n", err)
+		fmt.Fprintf(stderr, "tracecheck replay: %v\n", m.inputHint(err))
 		return ExitInput
 	}
 	if *asJSON {

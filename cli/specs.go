@@ -108,7 +108,7 @@ func (a *app) infer(head []byte) namedModel {
 			continue
 		}
 		if s := a.only(func(m Model) bool { return slices.Contains(m.Actions(), e.Action) }); s != nil {
-			return namedModel{s.Name, s, s.Model}
+			return namedModel{name: s.Name, spec: s, model: s.Model}
 		}
 		if len(e.State) == 0 {
 			continue
@@ -122,13 +122,13 @@ func (a *app) infer(head []byte) namedModel {
 			}
 			return true
 		}); s != nil {
-			return namedModel{s.Name, s, s.Model}
+			return namedModel{name: s.Name, spec: s, model: s.Model}
 		}
 	}
 	if len(a.specs) == 0 {
 		return namedModel{}
 	}
-	return namedModel{a.specs[0].Name, &a.specs[0], a.specs[0].Model}
+	return namedModel{name: a.specs[0].Name, spec: &a.specs[0], model: a.specs[0].Model}
 }
 
 // only returns the one spec whose model has the property, or nil if none or

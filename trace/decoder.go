@@ -148,6 +148,16 @@ type Decoder struct {
 	off     int64  // bytes read before the current line
 	next    int64  // bytes read up to the end of the current line
 	done    error
+	header  *Header // the last header line read
+}
+
+// Header returns the last header line read (see [Header]), if any: the
+// spec the events were written against.
+func (d *Decoder) Header() (Header, bool) {
+	if d.header == nil {
+		return Header{}, false
+	}
+	return *d.header, true
 }
 
 // NewDecoder returns a decoder reading r; name is the file name used in
@@ -241,6 +251,13 @@ func (d *Decoder) Next() (*Raw, error) {
 			line = line[:n-1]
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if h, ok, err := ParseHeader(line); ok {
+			if err != nil {
+				return nil, d.fail(err)
+			}
+			d.header = &h
 			continue
 		}
 		if err := d.parse(line); err != nil {

@@ -349,3 +349,67 @@ func TestDecoderOffsets(t *testing.T) {
 		})
 	}
 }
+
+// A header line says what the trace is; the decoder reads it, keeps it
+// for Header, and goes on to the events (one may come first, or one per
+// concatenated stream). A bad header is an input error.
+func TestDecoderHeader(t *testing.T) {
+	ev := `{"v":1,"instance":"r","seq":0,"action":"Init","state":{}}`
+	hash := strings.Repeat("ab", 32)
+	for _, c := range []struct {
+		name, in string
+		events   int
+		spec     string
+		err      error
+	}{
+		{"none", ev + "\n", 1, "", nil},
+		{"first", `{"tracecheck":1,"spec":"program","spec_sha256":"` + hash + `","emitter":"go"}` + "\n" + ev + "\n", 1, "program", nil},
+		{"spaced, members in any order", `{ "emitter" : "py", "spec" : "session", "tracecheck" : 1 }` + "\n" + ev + "\n", 1, "session", nil},
+		{"one per concatenated stream", `{"tracecheck":1,"spec":"a"}` + "\n" + ev + "\n" + `{"tracecheck":1,"spec":"b"}` + "\n" + ev + "\n", 2, "b", nil},
+		{"an event mentioning tracecheck is an event", `{"v":1,"instance":"r","seq":0,"action":"Init","state":{},"detail":{"tracecheck":1}}` + "\n", 1, "", nil},
+		{"another format", `{"tracecheck":2,"spec":"a"}` + "\n" + ev + "\n", 0, "", trace.ErrHeader},
+		{"no spec", `{"tracecheck":1}` + "\n" + ev + "\n", 0, "", trace.ErrHeader},
+		{"unknown member", `{"tracecheck":1,"spec":"a","spek":"b"}` + "\n" + ev + "\n", 0, "", trace.ErrHeader},
+		{"repeated member", `{"tracecheck":1,"spec":"a","spec":"b"}` + "\n" + ev + "\n", 0, "", trace.ErrHeader},
+		{"bad hash", `{"tracecheck":1,"spec":"a","spec_sha256":"XYZ"}` + "\n" + ev + "\n", 0, "", trace.ErrHeader},
+		{"a header alone is an empty trace", `{"tracecheck":1,"spec":"a"}` + "\n", 0, "a", trace.ErrEmpty},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := trace.NewDecoder(strings.NewReader(c.in), "t")
+			n := 0
+			var err error
+			for {
+				if _, err = d.Next(); err != nil {
+					break
+				}
+				n++
+			}
+			if c.err == nil && err != io.EOF || c.err != nil && !errors.Is(err, c.err) {
+				t.Fatalf("err = %v, want %v", err, c.err)
+			}
+			if c.err == nil && n != c.events {
+				t.Fatalf("%d events, want %d", n, c.events)
+			}
+			h, ok := d.Header()
+			if ok != (c.spec != "") || h.Spec != c.spec {
+				t.Fatalf("Header = %+v, %v; want spec %q", h, ok, c.spec)
+			}
+		})
+	}
+	// The writer writes a header the decoder reads back.
+	var b strings.Builder
+	w := trace.NewWriter(&b)
+	if err := w.WriteHeader(trace.Header{Spec: "program", SpecSHA256: hash, Emitter: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Emit(trace.Event{Instance: "r", Action: "Init", State: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	d := trace.NewDecoder(strings.NewReader(b.String()), "t")
+	if _, err := d.Next(); err != nil {
+		t.Fatal(err)
+	}
+	if h, ok := d.Header(); !ok || h != (trace.Header{Format: 1, Spec: "program", SpecSHA256: hash, Emitter: "test"}) {
+		t.Fatalf("round trip: %+v %v\n%s", h, ok, b.String())
+	}
+}

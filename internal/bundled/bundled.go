@@ -10,7 +10,19 @@ import (
 	"github.com/tracecheck/tracecheck/cli"
 	"github.com/tracecheck/tracecheck/model/program"
 	"github.com/tracecheck/tracecheck/model/session"
+	"github.com/tracecheck/tracecheck/spec"
 )
+
+// hash is the spec files' SHA-256 as trace headers give it ("" if a file
+// is missing, which only a broken build could do: then no header is
+// compared).
+func hash(files []string) string {
+	h, err := spec.SHA256(files...)
+	if err != nil {
+		return ""
+	}
+	return h
+}
 
 // Specs returns the bundled specs: program, then session.
 func Specs() []cli.Spec {
@@ -20,9 +32,10 @@ func Specs() []cli.Spec {
 // Program is spec/Program.tla, drawn with seed 000's chart labels.
 func Program() cli.Spec {
 	return cli.Spec{
-		Name:  "program",
-		Doc:   "Python execution and checkpoint publication (seed 000, spec/Program.tla)",
-		Files: []string{"spec/Program.tla", "spec/Program.cfg"},
+		Name:   "program",
+		Doc:    "Python execution and checkpoint publication (seed 000, spec/Program.tla)",
+		Files:  []string{"spec/Program.tla", "spec/Program.cfg"},
+		SHA256: hash(spec.ProgramFiles),
 		Model: cli.Of(program.Spec(), chart.Style[program.State]{
 			State: func(s program.State) string { return s.Phase.String() },
 			Edge:  func(a string) string { return program.Labels[a] },
@@ -44,10 +57,11 @@ var sessionMutants = []struct {
 // Session is spec/session.fizz and its mutants.
 func Session() cli.Spec {
 	s := cli.Spec{
-		Name:  "session",
-		Doc:   "the realtime session hierarchy (seed 001, spec/session.fizz)",
-		Files: []string{"spec/session.fizz"},
-		Model: cli.Of(session.Spec(session.Options{})),
+		Name:   "session",
+		Doc:    "the realtime session hierarchy (seed 001, spec/session.fizz)",
+		Files:  []string{"spec/session.fizz"},
+		SHA256: hash(spec.SessionFiles),
+		Model:  cli.Of(session.Spec(session.Options{})),
 	}
 	for _, m := range sessionMutants {
 		s.Mutants = append(s.Mutants, cli.Mutant{Name: m.opt.String(), Doc: m.doc, Breaks: "ChildrenDieWithParent",

@@ -253,12 +253,15 @@ func (d *Decoder) Next() (*Raw, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		if h, ok, err := ParseHeader(line); ok {
-			if err != nil {
-				return nil, d.fail(err)
+		if bytes.Contains(line, headerKey) { // cheap: most lines are events
+			if h, ok, err := ParseHeader(line); ok {
+				if err != nil {
+					return nil, d.fail(err)
+				}
+				d.header = new(Header)
+				*d.header = h
+				continue
 			}
-			d.header = &h
-			continue
 		}
 		if err := d.parse(line); err != nil {
 			return nil, d.fail(err)

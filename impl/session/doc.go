@@ -6,10 +6,14 @@
 //
 // # Shape
 //
-// Each coordinator is single-writer, in the style of etcd-raft: a pure step
-// function over a small value (vadCore, respCore, compCore) decides every
-// transition, and one goroutine owns that value and applies the step to the
-// requests it receives. Everyone else goes through the [Session] API:
+// Each child coordinator is single-writer, in the style of etcd-raft, and
+// all three have one shape, written once (coord.go): a pure, deterministic
+// step function over a small value (vadCore, respCore, compCore) decides
+// every transition and returns what it produced as data (the caller's
+// reply, the trace event, the work to start or end), and one generic
+// goroutine owns that value: it takes requests, commits each step and emits
+// its event, runs the work a step starts and steps its end. Everyone else
+// goes through the [Session] API:
 //
 //   - audio frames in: [Session.PushAudio];
 //   - start, cancel and finish a response: [Session.StartResponse],

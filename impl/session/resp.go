@@ -1,11 +1,8 @@
 package session
 
 import (
-	"errors"
 	"fmt"
 	"runtime"
-	"sync/atomic"
-	"time"
 )
 
 // RespState is the state of the response coordinator (M3), with the spec's
@@ -20,24 +17,12 @@ const (
 )
 
 // String returns the state's name.
-func (s RespState) String() string {
-	switch s {
-	case RespIdle:
-		return "idle"
-	case RespActive:
-		return "active"
-	case RespTerminated:
-		return "terminated"
-	}
-	return fmt.Sprintf("RespState(%d)", int8(s))
-}
+func (s RespState) String() string { return enumName(s, "RespState", "idle", "active", "terminated") }
 
 // Response is one response: its streamed TTS audio, and how it ended.
 type Response struct {
-	id    uint64
+	worker
 	audio chan []byte
-	done  chan struct{}
-	err   error
 }
 
 // ID is the response's number within its session (from 1).
@@ -57,14 +42,7 @@ func (r *Response) Done() <-chan struct{} { return r.done }
 // Err reports how the response ended, once Done is closed: nil when it
 // completed or was finished, ErrCanceled, ErrPreempted, ErrClosed, or the
 // error (possibly wrapping ErrChildPanic) of its work.
-func (r *Response) Err() error {
-	select {
-	case <-r.done:
-		return r.err
-	default:
-		return nil
-	}
-}
+func (r *Response) Err() error { return r.result() }
 
 type respOp int8
 
@@ -73,8 +51,14 @@ const (
 	opCancel              // cancel the given response
 	opFinish              // finish the given response
 	opFinishActive        // finish whatever is active (TestOnlyRacyFinish)
-	opCompleted           // a pipeline's work returned
 )
+
+// respIn is a request to the response coordinator.
+type respIn struct {
+	op     respOp
+	id     uint64 // the response to cancel or finish
+	prompt string // the response to start
+}
 
 // respCore is M3's pure state.
 type respCore struct {
@@ -83,55 +67,64 @@ type respCore struct {
 	next   uint64 // last response number handed out
 }
 
-// respOut is what one step of respCore asks its goroutine to do.
-type respOut struct {
-	err    error  // the caller's result
-	id     uint64 // the started response
-	action string // the spec action committed, or ""
-	cause  string // why a response ended
-	end    uint64 // the response that ended (its pipeline is stopped)
-	endErr error  // that response's Err
-}
-
-func (c respCore) step(op respOp, id uint64, workErr error) (respCore, respOut) {
+// step is the transition for a caller's request: start a response
+// (preempting the active one), or cancel or finish the active one.
+func (c respCore) step(in respIn) (respCore, out[*Response]) {
 	if c.state == RespTerminated {
-		return c, respOut{err: ErrClosed}
+		return c, out[*Response]{err: ErrClosed}
 	}
-	switch op {
+	switch in.op {
 	case opStart:
-		var out respOut
+		o := out[*Response]{ev: event{action: ActRespStart, key: "response"}}
 		if c.state == RespActive {
-			out.end, out.endErr, out.cause = c.active, ErrPreempted, "preempt"
+			o.end, o.endErr, o.ev.preempted = c.active, ErrPreempted, c.active
 		}
 		c.next++
 		c.active, c.state = c.next, RespActive
-		out.id, out.action = c.next, ActRespStart
-		return c, out
+		o.start, o.ev.id = c.next, c.next
+		return c, o
 	case opCancel, opFinish, opFinishActive:
-		if op == opFinishActive {
+		id := in.id
+		if in.op == opFinishActive {
 			id = c.active
 		}
 		if c.state != RespActive || c.active != id {
-			return c, respOut{err: fmt.Errorf("%w: %d", ErrNoResponse, id)}
-		}
-		out := respOut{action: ActRespFinish, end: id, cause: "finish"}
-		if op == opCancel {
-			out.endErr, out.cause = ErrCanceled, "cancel"
+			return c, out[*Response]{err: fmt.Errorf("%w: %d", ErrNoResponse, id)}
 		}
 		c.active, c.state = 0, RespIdle
-		return c, out
-	case opCompleted:
-		if c.state != RespActive || c.active != id {
-			return c, respOut{} // a preempted or canceled pipeline ending late
+		if in.op == opCancel {
+			return c, respEnded(id, ErrCanceled, "cancel")
 		}
-		c.active, c.state = 0, RespIdle
-		cause := "complete"
-		if workErr != nil {
-			cause = "error"
-		}
-		return c, respOut{action: ActRespFinish, end: id, endErr: workErr, cause: cause}
+		return c, respEnded(id, nil, "finish")
 	}
-	return c, respOut{err: fmt.Errorf("session: unknown response op %d", op)}
+	return c, out[*Response]{err: fmt.Errorf("session: unknown response op %d", in.op)}
+}
+
+// exited is the step taken when response ex.id's pipeline has returned:
+// the response completes, unless it already ended (preempted, canceled).
+func (c respCore) exited(ex exit) (respCore, out[*Response]) {
+	if c.state != RespActive || c.active != ex.id {
+		return c, out[*Response]{} // a preempted or canceled pipeline ending late
+	}
+	c.active, c.state = 0, RespIdle
+	if ex.err != nil {
+		o := respEnded(ex.id, ex.err, "error")
+		o.ev.err = ex.err
+		return c, o
+	}
+	return c, respEnded(ex.id, nil, "complete")
+}
+
+// respEnded is the output of a step that ends response id with err.
+func respEnded(id uint64, err error, cause string) out[*Response] {
+	return out[*Response]{end: id, endErr: err, ev: event{action: ActRespFinish, key: "response", id: id, cause: cause}}
+}
+
+// ttsClosed is the event of response id's pipeline having stopped and
+// closed its audio stream. M5 is invisible to the spec, so it is a
+// stutter, carrying resp unchanged.
+func ttsClosed(id uint64) event {
+	return event{action: ActTTSClosed, stutter: true, key: "response", id: id}
 }
 
 // terminate is the step taken once every pipeline has been joined.
@@ -140,181 +133,40 @@ func (c respCore) terminate() respCore {
 	return c
 }
 
-type respReq struct {
-	op     respOp
-	id     uint64
-	prompt string
-	reply  chan respReply
-}
+func (c respCore) published() uint64 { return c.active<<8 | uint64(c.state) }
 
-type respReply struct {
-	resp *Response
-	err  error
-}
-
-type pipelineExit struct {
-	id  uint64
-	err error
-}
-
-// respCoord is the response coordinator (M3): one goroutine owns core and
-// the TTS pipelines (M5) of its responses.
+// respCoord is the response coordinator (M3): the coordinator shape over
+// respCore, whose workers are the responses' TTS pipelines (M5).
 type respCoord struct {
-	s         *Session
-	reqs      chan respReq
-	exits     chan pipelineExit
-	stop      chan stopReq
-	done      chan struct{}
-	pub       atomic.Int32  // core.state
-	activePub atomic.Uint64 // core.active (read only by TestOnlyRacyFinish)
-	core      respCore
-	live      map[uint64]*pipeline // pipelines whose work has not returned
+	*coord[respCore, respIn, *Response]
 }
 
-func newResp(s *Session) *respCoord {
-	return &respCoord{s: s, reqs: make(chan respReq), exits: make(chan pipelineExit),
-		stop: make(chan stopReq), done: make(chan struct{}), live: map[uint64]*pipeline{}}
+func newResp(s *Session) respCoord {
+	c := respCoord{newCoord[respCore, respIn, *Response](s, VarResp, respCore{})}
+	c.withWorkers(c.spawn, respCore.exited, ttsClosed)
+	return c
 }
 
-func (c *respCoord) run() {
-	defer close(c.done)
-	for {
-		select {
-		case r := <-c.reqs:
-			r.reply <- c.handle(r)
-		case ex := <-c.exits:
-			c.exited(ex)
-		case r := <-c.stop:
-			res := c.shutdown(r.deadline)
-			res.who = r.who
-			r.reply <- res
-			return
-		case <-c.s.kill:
-			return
-		}
-	}
+// spawn makes response id and its TTS pipeline.
+func (c respCoord) spawn(id uint64, in respIn, _ respCore) (*Response, *worker) {
+	r := &Response{audio: make(chan []byte, c.s.cfg.AudioBuffer)}
+	r.worker = newWorker(id, &pipeline{cfg: &c.s.cfg, resp: r, prompt: in.prompt})
+	return r, &r.worker
 }
 
-func (c *respCoord) handle(r respReq) respReply {
-	next, out := c.core.step(r.op, r.id, nil)
-	if out.err != nil {
-		return respReply{err: out.err}
-	}
-	var p *pipeline
-	if out.id != 0 {
-		p = newPipeline(c, out.id, r.prompt)
-	}
-	c.commit(next, out)
-	if p != nil {
-		c.live[p.resp.id] = p
-		p.start()
-		return respReply{resp: p.resp}
-	}
-	return respReply{}
-}
-
-func (c *respCoord) exited(ex pipelineExit) {
-	c.ttsClosed(ex.id)
-	next, out := c.core.step(opCompleted, ex.id, ex.err)
-	if out.action != "" {
-		c.commit(next, out) // ends the response
-	}
-	delete(c.live, ex.id)
-	if errors.Is(ex.err, ErrChildPanic) {
-		c.s.fail(ex.err)
-	}
-}
-
-// ttsClosed records that response id's TTS pipeline (M5) has stopped and
-// closed its audio stream. The spec does not see M5 (it is internal to
-// resp), so the event is a stutter: it carries resp, unchanged.
-func (c *respCoord) ttsClosed(id uint64) {
-	tr := c.s.tr
-	if tr == nil {
-		return
-	}
-	tr.mu.Lock()
-	tr.emitStutterLocked(ActTTSClosed, map[string]any{VarResp: int(c.core.state)}, map[string]any{"response": id})
-	tr.mu.Unlock()
-}
-
-// commit installs next, ends the response out.end (stopping its pipeline)
-// and emits out.action with the state read back from the core.
-func (c *respCoord) commit(next respCore, out respOut) {
-	if tr := c.s.tr; tr != nil {
-		tr.mu.Lock()
-		c.install(next)
-		if out.action != "" {
-			d := map[string]any{"response": out.id}
-			if out.action == ActRespFinish {
-				d["response"], d["cause"] = out.end, out.cause
-			} else if out.end != 0 {
-				d["preempted"] = out.end
-			}
-			if out.endErr != nil && out.cause == "error" {
-				d["error"] = out.endErr.Error()
-			}
-			tr.emitLocked(out.action, map[string]any{VarResp: int(c.core.state)}, d)
-		}
-		tr.mu.Unlock()
-	} else {
-		c.install(next)
-	}
-	if p := c.live[out.end]; out.end != 0 && p != nil {
-		p.cancel()
-		p.end(out.endErr)
-	}
-}
-
-func (c *respCoord) install(next respCore) {
-	c.core = next
-	c.activePub.Store(next.active)
-	c.pub.Store(int32(next.state))
-}
-
-// shutdown cancels every pipeline and joins them by the deadline. Only if
-// all are joined does the coordinator reach RespTerminated; otherwise its
-// real state stays what it was and the result says abandoned.
-func (c *respCoord) shutdown(deadline time.Time) stopResult {
-	for _, p := range c.live {
-		p.cancel()
-		p.end(ErrClosed)
-	}
-	var timer *time.Timer
-	if len(c.live) > 0 {
-		timer = time.NewTimer(time.Until(deadline))
-		defer timer.Stop()
-	}
-	for len(c.live) > 0 {
-		select {
-		case ex := <-c.exits:
-			c.ttsClosed(ex.id)
-			delete(c.live, ex.id)
-		case <-timer.C:
-			return stopResult{state: int8(c.core.state), abandoned: true}
-		}
-	}
-	c.commit(c.core.terminate(), respOut{})
-	return stopResult{state: int8(c.core.state)}
-}
-
-func (c *respCoord) call(r respReq) respReply {
-	r.reply = make(chan respReply, 1)
-	select {
-	case c.reqs <- r:
-	case <-c.done:
-		return respReply{err: ErrClosed}
-	}
-	return <-r.reply
-}
-
-func (c *respCoord) finishRacy(id uint64) error {
-	if RespState(c.pub.Load()) == RespTerminated {
+// finishRacy is FinishResponse with Config.TestOnlyRacyFinish: it checks
+// the active response from a snapshot, outside the coordinator's
+// goroutine, and then finishes whatever is active when its request
+// arrives.
+func (c respCoord) finishRacy(id uint64) error {
+	pub := c.pub.Load()
+	if RespState(int8(pub)) == RespTerminated {
 		return ErrClosed
 	}
-	if c.activePub.Load() != id { // check ...
+	if pub>>8 != id { // check ...
 		return fmt.Errorf("%w: %d", ErrNoResponse, id)
 	}
-	runtime.Gosched()                                      // ... (widening the window) ...
-	return c.call(respReq{op: opFinishActive, id: id}).err // ... then act on whatever is active now
+	runtime.Gosched()                                    // ... (widening the window) ...
+	_, err := c.call(respIn{op: opFinishActive, id: id}) // ... then act on whatever is active now
+	return err
 }

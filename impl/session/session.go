@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/tracecheck/tracecheck/trace"
 )
 
 // ConnState is the state of the connection coordinator (M1), with the
@@ -20,15 +22,7 @@ const (
 )
 
 // String returns the state's name.
-func (s ConnState) String() string {
-	switch s {
-	case ConnLive:
-		return "live"
-	case ConnTorn:
-		return "torn"
-	}
-	return fmt.Sprintf("ConnState(%d)", int8(s))
-}
+func (s ConnState) String() string { return enumName(s, "ConnState", "live", "torn") }
 
 // State is a snapshot of the four coordinators' published states. Each field
 // is read atomically from its owner, but the four reads are not one atomic
@@ -71,9 +65,9 @@ func (r TeardownReport) Err() error {
 type Session struct {
 	cfg   Config
 	tr    *tracer
-	vad   *vadCoord
-	resp  *respCoord
-	comp  *compCoord
+	vad   vadCoord
+	resp  respCoord
+	comp  compCoord
 	conn  atomic.Int32 // ConnState, written only by the connection goroutine
 	close chan struct{}
 	failc chan error
@@ -96,11 +90,10 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		close: make(chan struct{}), failc: make(chan error, 1),
 		kill: make(chan struct{}), done: make(chan struct{})}
 	s.vad, s.resp, s.comp = newVAD(s), newResp(s), newComp(s)
-	if tr := s.tr; tr != nil {
-		tr.mu.Lock()
-		tr.emitLocked("Init", s.snapshotMap(), nil)
-		tr.mu.Unlock()
-	}
+	// The M4 gap: teardown forgets compaction, which runs on after its
+	// session. This is the one place the switch is read.
+	s.comp.forgotten = cfg.MutantFireAndForgetCompaction
+	s.emitWhole(event{action: trace.InitAction})
 	go s.vad.run()
 	go s.resp.run()
 	go s.comp.run()
@@ -109,13 +102,23 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 }
 
 func (s *Session) snapshot() State {
-	return State{Conn: ConnState(s.conn.Load()), VAD: VADState(s.vad.pub.Load()),
-		Resp: RespState(s.resp.pub.Load()), Compaction: CompactionState(s.comp.pub.Load())}
+	return State{Conn: ConnState(s.conn.Load()), VAD: VADState(s.vad.spec()),
+		Resp: RespState(s.resp.spec()), Compaction: CompactionState(s.comp.spec())}
 }
 
-func (s *Session) snapshotMap() map[string]any {
+// emitWhole emits ev, an event of the whole session (Init, Teardown), with
+// all four variables read from the coordinators' real states, and returns
+// that state.
+func (s *Session) emitWhole(ev event) State {
+	tr := s.tr
+	if tr == nil {
+		return s.snapshot()
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
 	st := s.snapshot()
-	return map[string]any{VarConn: int(st.Conn), VarVad: int(st.VAD), VarResp: int(st.Resp), VarCompaction: int(st.Compaction)}
+	tr.emitLocked(ev, map[string]any{VarConn: int(st.Conn), VarVad: int(st.VAD), VarResp: int(st.Resp), VarCompaction: int(st.Compaction)})
+	return st
 }
 
 // fail asks the connection to tear down because of err; the first cause
@@ -146,21 +149,31 @@ func (s *Session) run(ctx context.Context) {
 func (s *Session) teardown(cause error) {
 	start := time.Now()
 	s.conn.Store(int32(ConnTorn))
-	deadline := start.Add(s.cfg.JoinTimeout)
-	type child struct {
-		name string
-		stop chan stopReq
-		sent bool
-		res  stopResult
-		ok   bool
+	abandoned := s.stopChildren(start.Add(s.cfg.JoinTimeout))
+	ev := event{action: ActTeardown, abandoned: abandoned}
+	if cause != nil && s.tr != nil {
+		ev.cause = cause.Error()
 	}
-	kids := []*child{{name: "vad", stop: s.vad.stop}, {name: "resp", stop: s.resp.stop}}
-	if !s.cfg.MutantFireAndForgetCompaction {
-		kids = append(kids, &child{name: "compaction", stop: s.comp.stop})
+	final := s.emitWhole(ev)
+	close(s.kill)
+	s.rep = TeardownReport{Cause: cause, Abandoned: abandoned, Final: final, Took: time.Since(start)}
+	close(s.done)
+}
+
+// stopChildren asks every child that teardown stops to stop, all by the
+// deadline, and returns the names of those it abandoned: those that did not
+// take the request by the deadline, or that answered that they had to
+// abandon work.
+func (s *Session) stopChildren(deadline time.Time) (abandoned []string) {
+	kids := make([]*child, 0, 3)
+	for _, k := range [...]*child{&s.vad.child, &s.resp.child, &s.comp.child} {
+		if !k.forgotten {
+			kids = append(kids, k)
+		}
 	}
 	// A child that takes the stop request answers by the deadline; a child
-	// whose own goroutine is stuck does not take it at all. Timers are made
-	// only if some child does not respond at once.
+	// whose own goroutine is stuck does not take it at all. The timer is
+	// made only if some child does not respond at once.
 	var timer *time.Timer
 	wait := func(d time.Duration) <-chan time.Time {
 		if timer == nil {
@@ -174,40 +187,36 @@ func (s *Session) teardown(cause error) {
 		}
 	}()
 	replies := make(chan stopResult, len(kids))
-	reqs := make([]stopReq, len(kids))
+	var reqs [3]stopReq                // (three children at most)
+	var busy [3]chan stopReq           // the children not yet sent their request; nil (never ready) once sent
+	stopped := make([]bool, len(kids)) // answered without abandoning anything
 	pending := 0
 	for i, k := range kids { // at once, to every child that is listening
 		reqs[i] = stopReq{deadline: deadline, who: i, reply: replies}
 		select {
 		case k.stop <- reqs[i]:
-			k.sent = true
 			pending++
 		default:
+			busy[i] = k.stop
 		}
 	}
 	// Then to the busy ones, all at once, until the deadline: one stuck
 	// child must not keep the others from being stopped.
+send:
 	for unsent := len(kids) - pending; unsent > 0; unsent-- {
-		var c [3]chan stopReq // (three children at most) nil, never ready, unless unsent
-		var r [3]stopReq
-		for i, k := range kids {
-			if !k.sent {
-				c[i], r[i] = k.stop, reqs[i]
-			}
-		}
 		var i int
 		select {
-		case c[0] <- r[0]:
+		case busy[0] <- reqs[0]:
 			i = 0
-		case c[1] <- r[1]:
+		case busy[1] <- reqs[1]:
 			i = 1
-		case c[2] <- r[2]:
+		case busy[2] <- reqs[2]:
 			i = 2
 		case <-wait(time.Until(deadline)):
 			timer = nil // expired: the children still busy are abandoned
-			goto collect
+			break send
 		}
-		kids[i].sent = true
+		busy[i] = nil
 		pending++
 	}
 collect:
@@ -219,38 +228,17 @@ collect:
 			select {
 			case r = <-replies:
 			case <-wait(max(time.Until(deadline), 0) + slack(s.cfg.JoinTimeout)):
-				pending = 0
-				continue
+				break collect
 			}
 		}
-		kids[r.who].res, kids[r.who].ok = r, !r.abandoned
+		stopped[r.who] = !r.abandoned
 	}
-	var abandoned []string
-	for _, k := range kids {
-		if !k.ok {
+	for i, k := range kids {
+		if !stopped[i] {
 			abandoned = append(abandoned, k.name)
 		}
 	}
-	var final State
-	if tr := s.tr; tr != nil {
-		tr.mu.Lock()
-		final = s.snapshot()
-		d := map[string]any{}
-		if cause != nil {
-			d["cause"] = cause.Error()
-		}
-		if len(abandoned) > 0 {
-			d["abandoned"] = abandoned
-		}
-		tr.emitLocked(ActTeardown, map[string]any{VarConn: int(final.Conn), VarVad: int(final.VAD),
-			VarResp: int(final.Resp), VarCompaction: int(final.Compaction)}, d)
-		tr.mu.Unlock()
-	} else {
-		final = s.snapshot()
-	}
-	close(s.kill)
-	s.rep = TeardownReport{Cause: cause, Abandoned: abandoned, Final: final, Took: time.Since(start)}
-	close(s.done)
+	return abandoned
 }
 
 func slack(join time.Duration) time.Duration {
@@ -298,20 +286,22 @@ func (s *Session) TraceErrors() int64 {
 // it did to the turn. It returns ErrClosed once the session is torn down,
 // and an error wrapping ErrChildPanic if the detector panicked (which also
 // tears the session down).
-func (s *Session) PushAudio(frame []int16) (TurnEvent, error) { return s.vad.push(frame) }
+func (s *Session) PushAudio(frame []int16) (TurnEvent, error) {
+	return s.vad.call(frameIn{pcm: frame})
+}
 
 // StartResponse starts a response to prompt; a response already active is
 // preempted (its Err becomes ErrPreempted). The response's TTS audio
 // streams on its Audio channel.
 func (s *Session) StartResponse(prompt string) (*Response, error) {
-	r := s.resp.call(respReq{op: opStart, prompt: prompt})
-	return r.resp, r.err
+	return s.resp.call(respIn{op: opStart, prompt: prompt})
 }
 
 // CancelResponse aborts the active response id: its pipeline is closed and
 // its Err is ErrCanceled. It returns ErrNoResponse if id is not active.
 func (s *Session) CancelResponse(id uint64) error {
-	return s.resp.call(respReq{op: opCancel, id: id}).err
+	_, err := s.resp.call(respIn{op: opCancel, id: id})
+	return err
 }
 
 // FinishResponse ends the active response id normally (its Err is nil),
@@ -320,7 +310,8 @@ func (s *Session) FinishResponse(id uint64) error {
 	if s.cfg.TestOnlyRacyFinish {
 		return s.resp.finishRacy(id)
 	}
-	return s.resp.call(respReq{op: opFinish, id: id}).err
+	_, err := s.resp.call(respIn{op: opFinish, id: id})
+	return err
 }
 
 // TriggerCompaction starts compacting the history. It returns ErrBusy if a
@@ -329,8 +320,8 @@ func (s *Session) TriggerCompaction() (*CompactionJob, error) {
 	if ConnState(s.conn.Load()) == ConnTorn {
 		return nil, ErrClosed
 	}
-	r := s.comp.call(compReq{op: reqTrigger})
-	return r.job, r.err
+	r, err := s.comp.call(compIn{op: opTrigger})
+	return r.job, err
 }
 
 // AppendHistory adds one item to the conversation history.
@@ -338,11 +329,12 @@ func (s *Session) AppendHistory(item string) error {
 	if ConnState(s.conn.Load()) == ConnTorn {
 		return ErrClosed
 	}
-	return s.comp.call(compReq{op: reqAppend, item: item}).err
+	_, err := s.comp.call(compIn{op: opAppend, item: item})
+	return err
 }
 
 // History returns a copy of the conversation history.
 func (s *Session) History() ([]string, error) {
-	r := s.comp.call(compReq{op: reqHistory})
-	return r.history, r.err
+	r, err := s.comp.call(compIn{op: opHistory})
+	return r.history, err
 }

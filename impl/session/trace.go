@@ -1,6 +1,7 @@
 package session
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -51,20 +52,45 @@ func newTracer(sink trace.Sink, instance string) *tracer {
 	return &tracer{sink: sink, instance: instance}
 }
 
-// emitStutterLocked emits one stutter event; the caller holds t.mu.
-func (t *tracer) emitStutterLocked(action string, state, detail map[string]any) {
-	e := trace.Event{V: trace.Version, Instance: t.instance, Seq: t.seq, Action: action, State: state, Detail: detail, Stutter: true}
+// emitLocked emits ev, a step or a stutter, with state, the variables
+// read from the real state of whoever committed it; the caller holds t.mu.
+func (t *tracer) emitLocked(ev event, state map[string]any) {
+	e := trace.Event{V: trace.Version, Instance: t.instance, Seq: t.seq, Action: ev.action, State: state, Detail: ev.detail(), Stutter: ev.stutter}
 	t.seq++
 	if err := t.sink.Emit(e); err != nil {
 		t.errs.Add(1)
 	}
 }
 
-// emitLocked emits one event; the caller holds t.mu.
-func (t *tracer) emitLocked(action string, state, detail map[string]any) {
-	e := trace.Event{V: trace.Version, Instance: t.instance, Seq: t.seq, Action: action, State: state, Detail: detail}
-	t.seq++
-	if err := t.sink.Emit(e); err != nil {
-		t.errs.Add(1)
+// detail is the event's detail map; Init has none.
+func (ev event) detail() map[string]any {
+	if ev.action == trace.InitAction {
+		return nil
 	}
+	d := map[string]any{}
+	if ev.key != "" {
+		d[ev.key] = ev.id
+	}
+	if ev.preempted != 0 {
+		d["preempted"] = ev.preempted
+	}
+	if ev.cause != "" {
+		d["cause"] = ev.cause
+	}
+	if ev.err != nil {
+		d["error"] = ev.err.Error()
+	}
+	if len(ev.abandoned) > 0 {
+		d["abandoned"] = ev.abandoned
+	}
+	return d
+}
+
+// enumName is the String of a small enum: names[v], or Type(v) when v is
+// out of range.
+func enumName[T ~int8](v T, typ string, names ...string) string {
+	if v >= 0 && int(v) < len(names) {
+		return names[v]
+	}
+	return fmt.Sprintf("%s(%d)", typ, int8(v))
 }

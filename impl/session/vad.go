@@ -1,10 +1,6 @@
 package session
 
-import (
-	"fmt"
-	"sync/atomic"
-	"time"
-)
+import "fmt"
 
 // VADState is the state of the VAD coordinator (M2), with the spec's values.
 type VADState int8
@@ -17,17 +13,7 @@ const (
 )
 
 // String returns the state's name.
-func (s VADState) String() string {
-	switch s {
-	case VADSilent:
-		return "silent"
-	case VADSpeech:
-		return "speech"
-	case VADTerminated:
-		return "terminated"
-	}
-	return fmt.Sprintf("VADState(%d)", int8(s))
-}
+func (s VADState) String() string { return enumName(s, "VADState", "silent", "speech", "terminated") }
 
 // TurnKind says what one audio frame did to the turn.
 type TurnKind int8
@@ -40,17 +26,7 @@ const (
 )
 
 // String returns the kind's name.
-func (k TurnKind) String() string {
-	switch k {
-	case TurnNone:
-		return "none"
-	case TurnStarted:
-		return "started"
-	case TurnStopped:
-		return "stopped"
-	}
-	return fmt.Sprintf("TurnKind(%d)", int8(k))
-}
+func (k TurnKind) String() string { return enumName(k, "TurnKind", "none", "started", "stopped") }
 
 // TurnEvent is the result of pushing one frame: what it did to the turn,
 // and the frame's number within the session (from 1).
@@ -59,34 +35,47 @@ type TurnEvent struct {
 	Frame uint64
 }
 
-// vadCore is M2's pure state: the step functions below are its only
-// writers.
+// vadCore is M2's pure state; its steps are its only writers.
 type vadCore struct {
 	state   VADState
+	quiet   int    // Config.SilenceFrames: the non-speech frames that end a turn
 	silence int    // consecutive non-speech frames while in speech
 	frames  uint64 // frames seen
 }
 
-// frame steps the core over one frame classified by the detector.
-func (c vadCore) frame(speech bool, silenceFrames int) (vadCore, TurnKind) {
+// frameIn is one audio frame: the caller's PCM and, once the detector has
+// heard it, whether it is speech.
+type frameIn struct {
+	pcm    []int16
+	speech bool
+}
+
+// step steps the core over one frame.
+func (c vadCore) step(in frameIn) (vadCore, out[TurnEvent]) {
 	if c.state == VADTerminated {
-		return c, TurnNone
+		return c, out[TurnEvent]{reply: TurnEvent{Frame: c.frames}}
 	}
 	c.frames++
+	kind := TurnNone
 	switch {
-	case c.state == VADSilent && speech:
-		c.state, c.silence = VADSpeech, 0
-		return c, TurnStarted
-	case c.state == VADSpeech && speech:
+	case c.state == VADSilent && in.speech:
+		c.state, c.silence, kind = VADSpeech, 0, TurnStarted
+	case c.state == VADSpeech && in.speech:
 		c.silence = 0
 	case c.state == VADSpeech:
 		c.silence++
-		if c.silence >= silenceFrames {
-			c.state, c.silence = VADSilent, 0
-			return c, TurnStopped
+		if c.silence >= c.quiet {
+			c.state, c.silence, kind = VADSilent, 0, TurnStopped
 		}
 	}
-	return c, TurnNone
+	o := out[TurnEvent]{reply: TurnEvent{Kind: kind, Frame: c.frames}}
+	if kind != TurnNone {
+		o.ev = event{action: ActVadStart, key: "frame", id: c.frames}
+		if kind == TurnStopped {
+			o.ev.action = ActVadStop
+		}
+	}
+	return c, o
 }
 
 // terminate is the step taken when the VAD goroutine is joined.
@@ -95,122 +84,42 @@ func (c vadCore) terminate() vadCore {
 	return c
 }
 
-type frameReq struct {
-	pcm   []int16
-	reply chan frameResult
-}
+func (c vadCore) published() uint64 { return uint64(c.state) }
 
-type frameResult struct {
-	ev  TurnEvent
-	err error
-}
-
-// stopReq asks a child coordinator to stop; it answers by the deadline.
-type stopReq struct {
-	deadline time.Time
-	who      int // echoed in the result
-	reply    chan<- stopResult
-}
-
-// stopResult is a child's answer to stopReq: its state when it exits, and
-// whether it had to abandon work that ignored cancellation.
-type stopResult struct {
-	who       int
-	state     int8
-	abandoned bool
-}
-
-// vadCoord is the VAD coordinator (M2): one goroutine owns core.
+// vadCoord is the VAD coordinator (M2): the coordinator shape over
+// vadCore, whose requests go through the detector first.
 type vadCoord struct {
-	s      *Session
-	det    TurnDetector
-	quiet  int
-	frames chan frameReq
-	stop   chan stopReq
-	done   chan struct{}
-	pub    atomic.Int32 // core.state, published by the owner after each commit
-	core   vadCore
+	*coord[vadCore, frameIn, TurnEvent]
 }
 
-func newVAD(s *Session) *vadCoord {
-	return &vadCoord{s: s, det: s.cfg.Detector, quiet: s.cfg.SilenceFrames,
-		frames: make(chan frameReq), stop: make(chan stopReq), done: make(chan struct{})}
+func newVAD(s *Session) vadCoord {
+	c := vadCoord{newCoord[vadCore, frameIn, TurnEvent](s, VarVad, vadCore{quiet: s.cfg.SilenceFrames})}
+	c.input = c.detect
+	return c
 }
 
-func (v *vadCoord) run() {
-	defer close(v.done)
-	for {
-		select {
-		case r := <-v.frames:
-			r.reply <- v.handle(r.pcm)
-		case r := <-v.stop:
-			v.commit(v.core.terminate(), "", TurnEvent{})
-			r.reply <- stopResult{who: r.who, state: int8(v.core.state)}
-			return
-		case <-v.s.kill:
-			return
-		}
-	}
-}
-
-func (v *vadCoord) handle(pcm []int16) frameResult {
-	speech, err := v.detect(pcm)
+// detect runs the detector over the frame, in the VAD's goroutine. A panic
+// in it fails the session.
+func (c vadCoord) detect(in frameIn) (frameIn, error) {
+	speech, err := c.speech(in.pcm)
 	if err != nil {
-		v.s.fail(err)
-		return frameResult{err: err}
+		c.s.fail(err)
+		return in, err
 	}
 	select {
-	case <-v.s.kill: // abandoned while detecting: commit nothing more
-		return frameResult{err: ErrClosed}
+	case <-c.s.kill: // abandoned while detecting: commit nothing more
+		return in, ErrClosed
 	default:
 	}
-	next, kind := v.core.frame(speech, v.quiet)
-	ev := TurnEvent{Kind: kind, Frame: next.frames}
-	switch kind {
-	case TurnStarted:
-		v.commit(next, ActVadStart, ev)
-	case TurnStopped:
-		v.commit(next, ActVadStop, ev)
-	default:
-		v.core = next
-	}
-	return frameResult{ev: ev}
+	in.speech = speech
+	return in, nil
 }
 
-// commit installs next as the VAD's state, publishes it, and emits action
-// (if any) with the state read back from the core.
-func (v *vadCoord) commit(next vadCore, action string, ev TurnEvent) {
-	tr := v.s.tr
-	if tr == nil {
-		v.core = next
-		v.pub.Store(int32(next.state))
-		return
-	}
-	tr.mu.Lock()
-	v.core = next
-	v.pub.Store(int32(v.core.state))
-	if action != "" {
-		tr.emitLocked(action, map[string]any{VarVad: int(v.core.state)}, map[string]any{"frame": ev.Frame})
-	}
-	tr.mu.Unlock()
-}
-
-func (v *vadCoord) detect(pcm []int16) (speech bool, err error) {
+func (c vadCoord) speech(pcm []int16) (speech bool, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%w: vad detector: %v", ErrChildPanic, r)
 		}
 	}()
-	return v.det.Speech(pcm), nil
-}
-
-func (v *vadCoord) push(pcm []int16) (TurnEvent, error) {
-	r := frameReq{pcm: pcm, reply: make(chan frameResult, 1)}
-	select {
-	case v.frames <- r:
-	case <-v.done:
-		return TurnEvent{}, ErrClosed
-	}
-	res := <-r.reply
-	return res.ev, res.err
+	return c.s.cfg.Detector.Speech(pcm), nil
 }

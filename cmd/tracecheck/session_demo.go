@@ -12,6 +12,7 @@ import (
 	"github.com/tracecheck/tracecheck/cli"
 	"github.com/tracecheck/tracecheck/harness/sessioncheck"
 	"github.com/tracecheck/tracecheck/impl/session"
+	"github.com/tracecheck/tracecheck/spec"
 	"github.com/tracecheck/tracecheck/trace"
 )
 
@@ -74,7 +75,14 @@ func runSessionDemo(args []string, stdout, stderr io.Writer) int {
 		file = f
 	}
 	var buf bytes.Buffer
-	sink := &demoSink{w: trace.NewWriter(&buf)}
+	w := trace.NewWriter(&buf)
+	// The trace says what it is: spec/session.fizz, by its hash.
+	h, _ := spec.SHA256(spec.SessionFiles...)
+	if err := w.WriteHeader(trace.Header{Spec: "session", SpecSHA256: h, Emitter: "tracecheck session-demo (impl/session)"}); err != nil {
+		fmt.Fprintf(stderr, "tracecheck session-demo: %v\n", err)
+		return exitInput
+	}
+	sink := &demoSink{w: w}
 	rep, err := session.RunDemo(context.Background(), session.DemoConfig{Sessions: *sessions, Turns: *turns,
 		Speed: *speed, Sink: sink, MutantFireAndForgetCompaction: *mutant})
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tracecheck/tracecheck/spec"
 )
 
 func TestSessionDemo(t *testing.T) {
@@ -41,5 +43,15 @@ func TestSessionDemo(t *testing.T) {
 	data, err := os.ReadFile(trace)
 	if err != nil || !strings.Contains(string(data), `"action":"Teardown"`) {
 		t.Fatalf("trace file: %v %.200s", err, data)
+	}
+	// The trace says what it is: its header names session.fizz by the
+	// hash of the spec this binary was built with, so check needs no
+	// --model and warns of nothing.
+	want, _ := spec.SHA256(spec.SessionFiles...)
+	if first, _, _ := strings.Cut(string(data), "\n"); !strings.Contains(first, `"tracecheck":1,"spec":"session","spec_sha256":"`+want+`"`) {
+		t.Fatalf("first line %q is not the header", first)
+	}
+	if out, errs, code := runCLI(t, "check", trace); code != exitOK || !strings.Contains(out, "model session") || errs != "" {
+		t.Fatalf("check without --model: exit %d\n%s\n%s", code, out, errs)
 	}
 }

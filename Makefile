@@ -71,7 +71,7 @@ clean:
 # Fuzz the TLA+ value parser of the conformance gate (FUZZTIME=5m for longer).
 FUZZTIME ?= 30s
 fuzz-conform:
-	$(GO) test -run '^$$' -fuzz '^FuzzParseValue$$' -fuzztime $(FUZZTIME) ./conform/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseTLAValue$$' -fuzztime $(FUZZTIME) ./conform/
 
 # Run TLC's trace validation (spec/TraceProgram.tla) over the Program traces
 # in traces/program/, retain its verdicts in formal-verification/tlc-traces/

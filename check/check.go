@@ -1,12 +1,14 @@
 package check
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -108,13 +110,10 @@ type Options struct {
 }
 
 func (o Options) last() int {
-	switch {
-	case o.Last == 0:
-		return DefaultLast
-	case o.Last < 0:
+	if o.Last < 0 {
 		return 0
 	}
-	return o.Last
+	return cmp.Or(o.Last, DefaultLast)
 }
 
 // Step describes one accepted event, for [Options.OnStep].
@@ -175,16 +174,16 @@ func Check[S comparable](ctx context.Context, sp *model.Spec[S], r io.Reader, na
 // as positions in r, a few bytes each, and read back for a divergence
 // report, instead of as copies of the lines.
 func (c *Checker[S]) readsFrom(r io.Reader) {
-	ra, ok := r.(io.ReaderAt)
-	sk, ok2 := r.(io.Seeker)
-	if !ok || !ok2 {
+	rs, ok := r.(interface {
+		io.ReaderAt
+		io.Seeker
+	})
+	if !ok {
 		return
 	}
-	base, err := sk.Seek(0, io.SeekCurrent) // fails on a pipe
-	if err != nil {
-		return
+	if base, err := rs.Seek(0, io.SeekCurrent); err == nil { // it fails on a pipe
+		c.src, c.srcBase = rs, base
 	}
-	c.src, c.srcBase = ra, base
 }
 
 // abort closes a check cut short by an error: with OnResult, the
@@ -195,27 +194,20 @@ func (c *Checker[S]) abort() *Report {
 }
 
 // Checker validates a stream of events incrementally: feed it events as
-// they arrive and close it at the end of the stream. Its memory is bounded
-// by the number of instances seen, not by the number of events. A Checker
-// is not safe for concurrent use, except through [Checker.Emit] and
-// [Checker.Close].
+// they arrive and close it at the end of the stream. It holds what belongs
+// to the stream: its instances (candidate states, open composite step,
+// last matched events), their divergence reports and results (streamed as
+// they become final with Options.OnResult), and how often each transition
+// fitted an event; what it needs to know of the spec it asks a memo of the
+// spec's answers, which no event changes. Memory is bounded by the number
+// of live instances, not by the number of events. A Checker is not safe
+// for concurrent use, except through [Checker.Emit] and [Checker.Close].
 type Checker[S comparable] struct {
-	sp      *model.Spec[S]
-	opt     Options
-	name    string
-	last    int
-	varIdx  map[string]int
-	varKind []model.Kind
-	actIdx  map[string]int
-	inits   []S
-
+	spec   *specMemo[S]
+	opt    Options
+	name   string
+	last   int
 	values valueCache
-	succ   map[succKey[S]]*succEntry[S]
-	valn   map[S][]model.Value
-	stop   map[S]bool
-	quiet  map[S]bool
-	invBad map[S]bool
-	trans  map[transKey[S]]*transInfo
 
 	insts *instTable[S]
 	order []*instance[S]
@@ -225,17 +217,11 @@ type Checker[S comparable] struct {
 	next       []S
 	seen       map[S]struct{} // addCandidate's set, empty between steps
 
-	src     io.ReaderAt    // the input, if it can be read again (readsFrom)
-	srcBase int64          // the input's offset in src where the check began
-	ends    map[S]*endInfo // what an instance that ends in a state reports
-	lastEnd struct {       // the last state looked up in ends: often the next
-		s  S
-		in *endInfo
-	}
-	initVals [][]model.Value // the valuation of each initial state
-	initBad  []string        // the invariant each initial state breaks, or ""
+	src     io.ReaderAt // the input, if it can be read again (readsFrom)
+	srcBase int64       // the input's offset in src where the check began
 
 	events    int
+	taken     []int // how often each transition (transInfo.id) fitted an event alone
 	ambiguous int
 	forgotten int
 	streamed  Tally
@@ -252,104 +238,25 @@ type Checker[S comparable] struct {
 	line    []byte
 }
 
-type succKey[S comparable] struct {
-	s   S
-	act int
-}
-
-type succEntry[S comparable] struct {
-	guard string
-	next  []S
-	vals  [][]model.Value // valuation of each successor
-	info  []*transInfo    // the transition to each successor, once taken
-	ok    []uint8         // stepOK or stepBad once judged, else 0
-}
-
-type transKey[S comparable] struct {
-	from S
-	act  int
-	to   S
-}
-
-type transInfo struct {
-	count int
-	bad   string // "invariant X" or "property Y", or ""
-}
-
-// constraint is an event's (partial) state: the values of the variables
-// it names.
-type constraint struct {
-	idx  []int
-	vals []model.Value // indexed by variable
-	set  []bool
-}
-
-func (c *constraint) reset() {
-	for _, i := range c.idx {
-		c.set[i] = false
-	}
-	c.idx = c.idx[:0]
-}
-
-func (c *constraint) put(i int, v model.Value) {
-	if !c.set[i] {
-		c.set[i] = true
-		c.idx = append(c.idx, i)
-	}
-	c.vals[i] = v
-}
-
-func (c *constraint) clone() constraint {
-	d := constraint{idx: append([]int(nil), c.idx...), vals: append([]model.Value(nil), c.vals...),
-		set: append([]bool(nil), c.set...)}
-	return d
-}
-
 // New returns a Checker for sp. It returns an error if sp is unusable
 // (no variables, no initial state).
 func New[S comparable](sp *model.Spec[S], opt Options) (*Checker[S], error) {
-	if sp == nil || len(sp.Vars) == 0 || sp.Valuation == nil || sp.Init == nil {
-		return nil, errors.New("check: spec without variables, valuation or initial states")
+	spec, err := newSpecMemo(sp)
+	if err != nil {
+		return nil, err
 	}
-	name := opt.Name
-	if name == "" {
-		name = "-"
-	}
-	c := &Checker[S]{sp: sp, opt: opt, name: name, last: opt.last(),
-		varIdx: make(map[string]int), actIdx: make(map[string]int),
-		succ: make(map[succKey[S]]*succEntry[S]), valn: make(map[S][]model.Value),
-		stop: make(map[S]bool), quiet: make(map[S]bool), invBad: make(map[S]bool), trans: make(map[transKey[S]]*transInfo),
-		ends: make(map[S]*endInfo), insts: newInstTable[S]()}
-	for i, v := range sp.Vars {
-		c.varIdx[v] = i
-	}
-	for i, a := range sp.Actions {
-		c.actIdx[a.Name] = i
-	}
-	c.inits = sp.Init()
-	if len(c.inits) == 0 {
-		return nil, errors.New("check: spec has no initial state")
-	}
-	for _, s := range c.inits {
-		c.initVals = append(c.initVals, sp.Valuation(s))
-		c.initBad = append(c.initBad, sp.Check(s))
-	}
-	c.varKind = make([]model.Kind, len(sp.Vars))
-	for i, v := range c.valuation(c.inits[0]) {
-		c.varKind[i] = v.Kind()
-	}
-	n := len(sp.Vars)
-	c.cons = constraint{vals: make([]model.Value, n), set: make([]bool, n)}
-	return c, nil
+	return &Checker[S]{spec: spec, opt: opt, name: cmp.Or(opt.Name, "-"), last: opt.last(),
+		insts: newInstTable[S](), cons: newConstraint(len(sp.Vars))}, nil
 }
 
 // instance is the state of one instance. It is kept small (96 bytes for
 // the bundled specs; with the instance table, the name and the recent
 // events about 150 bytes an instance, see BenchmarkCheckInstances): a
-// trace may hold a million instances at once. What only some instances need (a violation's
-// report, an open composite step) hangs off pointers; the usual single
-// candidate state is kept inline; the last matched events are packed in
-// one byte slice, as positions in the input when it can be read again.
+// trace may hold a million instances at once. What only some instances
+// need (a violation's report, an open composite step) hangs off pointers;
+// the usual single candidate state is kept inline; the last matched events
+// are packed in one byte slice, as positions in the input when it can be
+// read again.
 type instance[S comparable] struct {
 	name      string
 	lastSeq   uint64
@@ -456,107 +363,14 @@ func (c *Checker[S]) inputErr(pos trace.Pos, format string, args ...any) error {
 	return &InputError{pos, fmt.Errorf(format, args...)}
 }
 
-func (c *Checker[S]) valuation(s S) []model.Value {
-	if v, ok := c.valn[s]; ok {
-		return v
-	}
-	if len(c.valn) >= maxCache {
-		clear(c.valn)
-	}
-	v := c.sp.Valuation(s)
-	c.valn[s] = v
-	return v
-}
-
-func (c *Checker[S]) successors(s S, act int) *succEntry[S] {
-	k := succKey[S]{s, act}
-	if e, ok := c.succ[k]; ok {
-		return e
-	}
-	a := &c.sp.Actions[act]
-	e := &succEntry[S]{guard: a.Guard(s)}
-	if e.guard == "" {
-		a.Next(s, func(t S) { e.next = append(e.next, t) })
-	}
-	for _, t := range e.next {
-		e.vals = append(e.vals, c.valuation(t))
-	}
-	e.info = make([]*transInfo, len(e.next)) // filled as transitions are taken
-	e.ok = make([]uint8, len(e.next))        // filled as successors are judged
-	if len(c.succ) >= maxCache {
-		clear(c.succ)
-	}
-	c.succ[k] = e
-	return e
-}
-
-func (c *Checker[S]) transition(k transKey[S]) *transInfo {
-	if ti, ok := c.trans[k]; ok {
-		return ti
-	}
-	ti := &transInfo{}
-	if inv := c.sp.Check(k.to); inv != "" {
-		ti.bad = "invariant " + inv
-	} else if p := c.sp.CheckStep(k.from, c.sp.Actions[k.act].Name, k.to); p != "" {
-		ti.bad = "property " + p
-	}
-	c.trans[k] = ti // bounded by the spec's transitions: kept for coverage
-	return ti
-}
-
-// mayStop reports whether the spec may stop in s: s is declared Terminal,
-// or every enabled action only stutters there (Program's Terminated).
-func (c *Checker[S]) mayStop(s S) bool {
-	if v, ok := c.stop[s]; ok {
-		return v
-	}
-	v := c.sp.Terminal != nil && c.sp.Terminal(s)
-	if !v {
-		enabled := false
-		only := true
-		for a := range c.sp.Actions {
-			e := c.successors(s, a)
-			if e.guard != "" {
-				continue
-			}
-			enabled = true
-			for _, t := range e.next {
-				if t != s {
-					only = false
-				}
-			}
-		}
-		v = enabled && only
-	}
-	if len(c.stop) >= maxCache {
-		clear(c.stop)
-	}
-	c.stop[s] = v
-	return v
-}
-
-func (c *Checker[S]) matches(t S, cons *constraint) bool {
-	return cons.matches(c.valuation(t))
-}
-
-// matches reports whether a full valuation agrees with the constraint.
-func (c *constraint) matches(vals []model.Value) bool {
-	for _, i := range c.idx {
-		if !vals[i].Equal(c.vals[i]) {
-			return false
-		}
-	}
-	return true
-}
-
 // readState fills c.cons from the event's state.
 func (c *Checker[S]) readState(r *trace.Raw) error {
 	c.cons.reset()
 	c.unknownVar = ""
 	for _, m := range r.State {
-		i, ok := c.varIndex(m.Name)
+		i, ok := c.spec.vars.find(m.Name)
 		if !ok {
-			return c.inputErr(r.Pos, "%w %q in state (the %s spec has %s)", ErrUnknownVariable, m.Name, c.sp.Name, strings.Join(c.sp.Vars, ", "))
+			return c.inputErr(r.Pos, "%w %q in state (the %s spec has %s)", ErrUnknownVariable, m.Name, c.spec.Name, strings.Join(c.spec.Vars, ", "))
 		}
 		v, err := c.values.get(m.Value)
 		if errors.Is(err, ErrUnserializable) {
@@ -568,40 +382,12 @@ func (c *Checker[S]) readState(r *trace.Raw) error {
 		if err != nil {
 			return c.inputErr(r.Pos, "state.%s: %w", m.Name, err)
 		}
-		if k := c.varKind[i]; v.Kind() != k {
+		if k := c.spec.varKind[i]; v.Kind() != k {
 			return c.inputErr(r.Pos, "%w: state.%s is %s %s, the spec's %s is a %s", ErrValue, m.Name, v.Kind(), clip(string(m.Value)), m.Name, k)
 		}
 		c.cons.put(i, v)
 	}
 	return nil
-}
-
-// varIndex finds a variable by name: a linear scan beats hashing for the
-// few variables specs have.
-func (c *Checker[S]) varIndex(name []byte) (int, bool) {
-	if len(c.sp.Vars) <= 16 {
-		for i, v := range c.sp.Vars {
-			if v == string(name) {
-				return i, true
-			}
-		}
-		return 0, false
-	}
-	i, ok := c.varIdx[string(name)]
-	return i, ok
-}
-
-func (c *Checker[S]) actionIndex(name []byte) (int, bool) {
-	if len(c.sp.Actions) <= 16 {
-		for i := range c.sp.Actions {
-			if c.sp.Actions[i].Name == string(name) {
-				return i, true
-			}
-		}
-		return 0, false
-	}
-	i, ok := c.actIdx[string(name)]
-	return i, ok
 }
 
 func clip(s string) string {
@@ -625,9 +411,9 @@ func (c *Checker[S]) Feed(r *trace.Raw) error {
 	act := -1
 	isInit := string(r.Action) == trace.InitAction
 	if !r.Stutter && !isInit {
-		a, ok := c.actionIndex(r.Action)
+		a, ok := c.spec.actions.find(r.Action)
 		if !ok {
-			return c.inputErr(r.Pos, "%w %q (the %s spec has %s)", ErrUnknownAction, r.Action, c.sp.Name, c.actionList())
+			return c.inputErr(r.Pos, "%w %q (the %s spec has %s)", ErrUnknownAction, r.Action, c.spec.Name, strings.Join(c.spec.actions.names, ", "))
 		}
 		act = a
 	}
@@ -666,19 +452,19 @@ func (c *Checker[S]) step(in *instance[S], r *trace.Raw, act int, isInit bool) {
 	switch {
 	case in.events == 1:
 		if !isInit {
-			c.violate(in, r, act, "init", fmt.Sprintf("the instance's first event is %s, want %s", r.Action, trace.InitAction))
+			c.violate(in, r, KindInit, fmt.Sprintf("the instance's first event is %s, want %s", r.Action, trace.InitAction))
 			return
 		}
 		c.initial(in, r)
 	case isInit:
-		c.violate(in, r, act, "init", fmt.Sprintf("%s after the instance started (first event at line %d)", trace.InitAction, in.firstLine))
+		c.violate(in, r, KindInit, fmt.Sprintf("%s after the instance started (first event at line %d)", trace.InitAction, in.firstLine))
 	case r.Stutter:
 		c.stutter(in, r)
 	case r.Part != nil:
 		c.part(in, r, act)
 	case in.comp() != nil:
 		comp := in.comp()
-		c.violate(in, r, act, "composite", fmt.Sprintf("%s inside the open composite step %s (begun at line %d)", r.Action, comp.name, comp.pos.Line))
+		c.violate(in, r, KindComposite, fmt.Sprintf("%s inside the open composite step %s (begun at line %d)", r.Action, comp.name, comp.pos.Line))
 	default:
 		if c.advance(in, act, &c.cons) {
 			c.violateStep(in, r, act, &c.cons)
@@ -708,10 +494,7 @@ type finishing[S comparable] struct {
 
 // expire forgets the instances that have been finished for Linger events.
 func (c *Checker[S]) expire() {
-	linger := c.opt.Linger
-	if linger <= 0 {
-		linger = DefaultLinger
-	}
+	linger := cmp.Or(max(c.opt.Linger, 0), DefaultLinger)
 	linger = min(linger, 1<<31) // instance.finishedAt keeps 32 bits
 	for c.fhead < len(c.finishing) && c.finishing[c.fhead].at+linger <= c.events {
 		f := c.finishing[c.fhead]
@@ -723,10 +506,7 @@ func (c *Checker[S]) expire() {
 		}
 	}
 	if c.fhead > 64 && c.fhead > len(c.finishing)/2 {
-		n := copy(c.finishing, c.finishing[c.fhead:])
-		clear(c.finishing[n:])
-		c.finishing = c.finishing[:n]
-		c.fhead = 0
+		c.finishing, c.fhead = slices.Delete(c.finishing, 0, c.fhead), 0
 	}
 }
 
@@ -738,25 +518,7 @@ func (c *Checker[S]) Live() int { return c.insts.Len() }
 // may stop and no action leads anywhere else.
 func (c *Checker[S]) finished(in *instance[S]) bool {
 	for _, s := range in.cands() {
-		if !c.mayStop(s) {
-			return false
-		}
-		q, ok := c.quiet[s]
-		if !ok {
-			q = true
-			for a := range c.sp.Actions {
-				for _, t := range c.successors(s, a).next {
-					if t != s {
-						q = false
-					}
-				}
-			}
-			if len(c.quiet) >= maxCache {
-				clear(c.quiet)
-			}
-			c.quiet[s] = q
-		}
-		if !q {
+		if !c.spec.stopping(s).finished {
 			return false
 		}
 	}
@@ -776,24 +538,9 @@ func (c *Checker[S]) forget(in *instance[S]) {
 	in.recent, in.x = nil, nil
 	c.dropped++
 	if c.dropped > 64 && c.dropped > len(c.order)/2 {
-		live := c.order[:0]
-		for _, x := range c.order {
-			if !x.is(fForgotten) {
-				live = append(live, x)
-			}
-		}
-		clear(c.order[len(live):])
-		c.order = live
+		c.order = slices.DeleteFunc(c.order, func(x *instance[S]) bool { return x.is(fForgotten) })
 		c.dropped = 0
 	}
-}
-
-func (c *Checker[S]) actionList() string {
-	names := make([]string, len(c.sp.Actions))
-	for i, a := range c.sp.Actions {
-		names[i] = a.Name
-	}
-	return strings.Join(names, ", ")
 }
 
 func (c *Checker[S]) newInstance(name string, pos trace.Pos) *instance[S] {
@@ -812,8 +559,8 @@ func (c *Checker[S]) remember(in *instance[S], r *trace.Raw) {
 		return
 	}
 	if int(in.nrecent) >= c.last {
-		n := recentSize(in.recent, c.src != nil)
-		in.recent = in.recent[:copy(in.recent, in.recent[n:])]
+		_, rest := unpack(in.recent, c.src != nil)
+		in.recent = in.recent[:copy(in.recent, rest)]
 		in.nrecent--
 	}
 	var head [3 * binary.MaxVarintLen64]byte
@@ -832,43 +579,51 @@ func (c *Checker[S]) remember(in *instance[S], r *trace.Raw) {
 	in.nrecent++
 }
 
-// recentSize returns the size of the first event packed in b.
-func recentSize(b []byte, positions bool) int {
-	_, n := binary.Uvarint(b)
-	size := n
-	if positions {
-		_, n = binary.Uvarint(b[size:])
-		size += n
-		_, n = binary.Uvarint(b[size:])
-		return size + n
+// packedEvent is one event packed in instance.recent (see remember).
+type packedEvent struct {
+	line, off, n int    // off: where in the input, if it was kept as a position
+	text         []byte // the line, if it was kept as a copy
+}
+
+// unpack returns the first event packed in b, and the rest of b.
+func unpack(b []byte, positions bool) (e packedEvent, rest []byte) {
+	next := func() int {
+		v, n := binary.Uvarint(b)
+		b = b[n:]
+		return int(v)
 	}
-	l, n := binary.Uvarint(b[size:])
-	return size + n + int(l)
+	e.line = next()
+	if positions {
+		e.off = next()
+	}
+	e.n = next()
+	if !positions {
+		e.text, b = b[:e.n], b[e.n:]
+	}
+	return e, b
 }
 
 func (c *Checker[S]) initial(in *instance[S], r *trace.Raw) {
 	var bad string
 	next := c.next[:0]
-	for i, s := range c.inits {
-		if !c.cons.matches(c.initVals[i]) {
+	for i, s := range c.spec.inits {
+		if !c.cons.matches(c.spec.initVals[i]) {
 			continue
 		}
-		if inv := c.initBad[i]; inv != "" {
+		if inv := c.spec.initBad[i]; inv != "" {
 			bad = "invariant " + inv
 			continue
 		}
 		next = append(next, s)
 	}
-	if len(next) > 0 {
-		in.setCands(next)
-	}
+	in.setCands(next)
 	c.next = next[:0]
-	if len(in.cands()) == 0 {
+	if len(next) == 0 {
 		reason := "the state is not an initial state of the spec"
 		if bad != "" {
 			reason = "the initial state breaks " + bad
 		}
-		c.violate(in, r, -1, "init", reason)
+		c.violate(in, r, KindInit, reason)
 	}
 }
 
@@ -876,28 +631,22 @@ func (c *Checker[S]) initial(in *instance[S], r *trace.Raw) {
 // cons and keep every invariant and property. It reports whether none did.
 func (c *Checker[S]) advance(in *instance[S], act int, cons *constraint) (failed bool) {
 	next := c.next[:0]
-	var first transKey[S]
-	var firstE *succEntry[S]
-	firstJ, matched := 0, 0 // matched: 0, 1, or 2 for "more than one transition"
+	var first *transInfo // the transition that fitted, if only one did
+	matched := 0         // 0, 1, or 2 for "more than one transition"
 	for _, s := range in.cands() {
-		e := c.successors(s, act)
-		if e.guard != "" {
-			continue
-		}
+		e := c.spec.successors(s, act)
 		for j, t := range e.next {
 			if !cons.matches(e.vals[j]) {
 				continue
 			}
-			if e.ok[j] == 0 {
-				e.ok[j] = c.judge(s, act, t)
-			}
-			if e.ok[j] != stepOK {
+			ti := c.spec.transition(e, j)
+			if ti.bad != "" {
 				continue
 			}
 			switch {
 			case matched == 0:
-				first, firstE, firstJ, matched = transKey[S]{s, act, t}, e, j, 1
-			case matched == 1 && (first.from != s || first.to != t):
+				first, matched = ti, 1
+			case matched == 1 && first != ti:
 				matched = 2
 			}
 			if len(next) == 0 {
@@ -915,12 +664,10 @@ func (c *Checker[S]) advance(in *instance[S], act int, cons *constraint) (failed
 		return true
 	}
 	if matched == 1 {
-		ti := firstE.info[firstJ]
-		if ti == nil {
-			ti = c.transition(first)
-			firstE.info[firstJ] = ti
+		if first.id >= len(c.taken) {
+			c.taken = append(c.taken, make([]int, first.id+1-len(c.taken))...)
 		}
-		ti.count++
+		c.taken[first.id]++
 	} else {
 		c.ambiguous++
 	}
@@ -928,37 +675,13 @@ func (c *Checker[S]) advance(in *instance[S], act int, cons *constraint) (failed
 	return false
 }
 
-// Step judgements, cached per successor in succEntry.ok.
-const (
-	stepOK  = 1 // every invariant and property holds
-	stepBad = 2
-)
-
-// judge checks the invariants in t and the properties on the step.
-func (c *Checker[S]) judge(s S, act int, t S) uint8 {
-	bad, ok := c.invBad[t]
-	if !ok {
-		bad = c.sp.Check(t) != ""
-		if len(c.invBad) >= maxCache {
-			clear(c.invBad)
-		}
-		c.invBad[t] = bad
-	}
-	if bad || c.sp.CheckStep(s, c.sp.Actions[act].Name, t) != "" {
-		return stepBad
-	}
-	return stepOK
-}
-
 // addCandidate appends t to next unless it is there: a linear scan for
 // the usual few candidates, a set once there are many, so that wide
 // nondeterminism with partial states stays linear.
 func (c *Checker[S]) addCandidate(next []S, t S) []S {
 	if len(next) < 32 {
-		for _, u := range next {
-			if u == t {
-				return next
-			}
+		if slices.Contains(next, t) {
+			return next
 		}
 		return append(next, t)
 	}
@@ -980,7 +703,7 @@ func (c *Checker[S]) addCandidate(next []S, t S) []S {
 func (c *Checker[S]) stutter(in *instance[S], r *trace.Raw) {
 	comp := in.comp()
 	fits := func(s S) bool {
-		vals := c.valuation(s)
+		vals := c.spec.valuation(s)
 		for _, i := range c.cons.idx {
 			want := vals[i]
 			if comp != nil && comp.cons.set[i] {
@@ -992,55 +715,42 @@ func (c *Checker[S]) stutter(in *instance[S], r *trace.Raw) {
 		}
 		return true
 	}
-	n := 0
+	keep := c.next[:0]
 	for _, s := range in.cands() {
 		if fits(s) {
-			n++
+			keep = append(keep, s)
 		}
 	}
-	if n == 0 { // keep the candidates for the report
-		c.violate(in, r, -1, "stutter", fmt.Sprintf("stutter event %q changes spec variables", r.Action))
-		return
-	}
-	if cands := in.cands(); n < len(cands) {
-		keep := cands[:0]
-		for _, s := range cands {
-			if fits(s) {
-				keep = append(keep, s)
-			}
-		}
+	c.next = keep[:0]
+	switch {
+	case len(keep) == 0: // keep the candidates for the report
+		c.violate(in, r, KindStutter, fmt.Sprintf("stutter event %q changes spec variables", r.Action))
+	case len(keep) < len(in.cands()):
 		in.setCands(keep)
 	}
 }
 
 func (c *Checker[S]) part(in *instance[S], r *trace.Raw, act int) {
-	name := c.sp.Actions[act].Name
+	name := c.spec.Actions[act].Name
 	comp := in.comp()
 	switch string(r.Part) {
 	case trace.PartBegin:
 		if comp != nil {
-			c.violate(in, r, act, "composite", fmt.Sprintf("composite %s begins inside the open composite %s (begun at line %d)", name, comp.name, comp.pos.Line))
+			c.violate(in, r, KindComposite, fmt.Sprintf("composite %s begins inside the open composite %s (begun at line %d)", name, comp.name, comp.pos.Line))
 			return
 		}
-		enabled := false
-		for _, s := range in.cands() {
-			if c.successors(s, act).guard == "" {
-				enabled = true
-				break
-			}
-		}
-		if !enabled {
-			c.violateStep(in, r, act, &c.cons)
+		if !slices.ContainsFunc(in.cands(), func(s S) bool { return c.spec.successors(s, act).guard == "" }) {
+			c.violateStep(in, r, act, &c.cons) // not enabled
 			return
 		}
 		in.extra().comp = &composite{act: act, name: name, pos: r.Pos, cons: c.cons.clone()}
 	default:
 		if comp == nil {
-			c.violate(in, r, act, "composite", fmt.Sprintf("part %q of %s without a begin", r.Part, name))
+			c.violate(in, r, KindComposite, fmt.Sprintf("part %q of %s without a begin", r.Part, name))
 			return
 		}
 		if comp.act != act {
-			c.violate(in, r, act, "composite", fmt.Sprintf("part of %s inside the open composite %s (begun at line %d)", name, comp.name, comp.pos.Line))
+			c.violate(in, r, KindComposite, fmt.Sprintf("part of %s inside the open composite %s (begun at line %d)", name, comp.name, comp.pos.Line))
 			return
 		}
 		for _, i := range c.cons.idx {
@@ -1087,7 +797,7 @@ func (c *Checker[S]) Close() *Report {
 	if c.closed != nil {
 		return c.closed
 	}
-	rep := &Report{File: c.name, Model: c.sp.Name, Events: c.events, Ambiguous: c.ambiguous}
+	rep := &Report{File: c.name, Model: c.spec.Name, Events: c.events, Ambiguous: c.ambiguous}
 	if c.truncated != nil {
 		rep.Truncated = &Truncation{File: c.truncated.File, Line: c.truncated.Line, Instance: c.truncInst}
 	}
@@ -1106,12 +816,11 @@ func (c *Checker[S]) Close() *Report {
 	}
 	rep.Forgotten = c.forgotten
 	rep.Streamed = c.streamed
-	for k, ti := range c.trans {
-		if ti.count == 0 {
-			continue
+	for k, ti := range c.spec.trans.all() {
+		if ti.id < len(c.taken) && c.taken[ti.id] > 0 {
+			rep.Exercised = append(rep.Exercised, Transition{From: c.spec.Format(k.from),
+				Action: c.spec.Actions[k.act].Name, To: c.spec.Format(k.to), Count: c.taken[ti.id]})
 		}
-		rep.Exercised = append(rep.Exercised, Transition{From: c.sp.Format(k.from),
-			Action: c.sp.Actions[k.act].Name, To: c.sp.Format(k.to), Count: ti.count})
 	}
 	sort.Slice(rep.Exercised, func(i, j int) bool { return rep.Exercised[i].less(rep.Exercised[j]) })
 	c.closed = rep
@@ -1131,12 +840,12 @@ func (c *Checker[S]) result(in *instance[S]) InstanceResult {
 	res.Verdict, res.Reason = c.final(in)
 	cands := in.cands()
 	if len(cands) == 1 { // the usual case: no allocation
-		e := c.end(cands[0])
+		e := c.spec.end(cands[0])
 		res.Final, res.FinalValues = e.final, e.vals
 		return res
 	}
 	for _, s := range cands {
-		e := c.end(s)
+		e := c.spec.end(s)
 		res.Final = append(res.Final, e.format)
 		res.FinalValues = append(res.FinalValues, e.vals[0])
 	}
@@ -1147,43 +856,6 @@ func (c *Checker[S]) result(in *instance[S]) InstanceResult {
 func (c *Checker[S]) report(res InstanceResult) {
 	c.streamed.add(res.Verdict)
 	c.opt.OnResult(res)
-}
-
-// endInfo is what the checker reports of an instance that ends in a
-// state, cached per state: a million instances that end in the same state
-// share it.
-type endInfo struct {
-	stop   bool            // the spec may stop there (mayStop)
-	why    string          // if not, why the instance is incomplete
-	format string          // Spec.Format
-	final  []string        // {format}: Final when it is the only candidate
-	vals   [][]model.Value // {Spec.Valuation}: FinalValues likewise
-}
-
-// end returns the endInfo of s.
-func (c *Checker[S]) end(s S) *endInfo {
-	if e := c.lastEnd.in; e != nil && c.lastEnd.s == s {
-		return e
-	}
-	e, ok := c.ends[s]
-	if !ok {
-		e = &endInfo{stop: c.mayStop(s), format: c.sp.Format(s)}
-		e.final, e.vals = []string{e.format}, [][]model.Value{c.sp.Valuation(s)}
-		if !e.stop {
-			enabled := c.sp.Enabled(s)
-			what := "enabled: " + strings.Join(enabled, ", ")
-			if len(enabled) == 0 {
-				what = "no action is enabled and the state is not terminal (a deadlock)"
-			}
-			e.why = fmt.Sprintf("the trace ends in a state where the spec does not stop: %s (%s)", e.format, what)
-		}
-		if len(c.ends) >= maxCache {
-			clear(c.ends)
-		}
-		c.ends[s] = e
-	}
-	c.lastEnd.s, c.lastEnd.in = s, e
-	return e
 }
 
 func (c *Checker[S]) final(in *instance[S]) (Verdict, string) {
@@ -1197,7 +869,7 @@ func (c *Checker[S]) final(in *instance[S]) (Verdict, string) {
 		return Incomplete, "no event checked"
 	}
 	for _, s := range in.cands() {
-		if e := c.end(s); !e.stop {
+		if e := c.spec.end(s); !e.stop {
 			return Incomplete, e.why
 		}
 	}
@@ -1235,8 +907,8 @@ func (c *Checker[S]) stepInfo(in *instance[S], r *trace.Raw) Step {
 	st := Step{Pos: r.Pos, Instance: in.name, Seq: r.Seq, Action: string(r.Action),
 		Part: string(r.Part), Stutter: r.Stutter}
 	for _, s := range in.cands() {
-		st.States = append(st.States, c.sp.Format(s))
-		st.Enabled = append(st.Enabled, c.sp.Enabled(s))
+		st.States = append(st.States, c.spec.Format(s))
+		st.Enabled = append(st.Enabled, c.spec.Enabled(s))
 	}
 	return st
 }

@@ -168,7 +168,7 @@ func TestDivergenceReport(t *testing.T) {
 	if d == nil {
 		t.Fatal("no divergence")
 	}
-	if d.Kind != "guard" || d.File != "p.ndjson" || d.Line != 4 || d.Seq != 3 || d.Action != "AtomicPublication" {
+	if d.Kind != check.KindGuard || d.File != "p.ndjson" || d.Line != 4 || d.Seq != 3 || d.Action != "AtomicPublication" {
 		t.Errorf("divergence header %+v", d)
 	}
 	c := d.Candidates[0]
@@ -205,13 +205,15 @@ func TestDivergenceReport(t *testing.T) {
 // enabled but lands elsewhere, and the mutant's invariant is reported.
 func TestDivergenceKinds(t *testing.T) {
 	tests := []struct {
-		model, file, kind, reason string
+		model, file string
+		kind        check.DivergenceKind
+		reason      string
 	}{
-		{"session", "compaction-outlives-session-bad.ndjson", "state", "no Teardown successor"},
-		{"session-mutant-no-compaction-teardown", "compaction-outlives-session-bad.ndjson", "invariant", "ChildrenDieWithParent"},
-		{"session", "stutter-changes-state-bad.ndjson", "stutter", "changes spec variables"},
-		{"session", "action-inside-composite-bad.ndjson", "composite", "inside the open composite"},
-		{"session", "child-after-teardown-bad.ndjson", "guard", "VadStart is not enabled"},
+		{"session", "compaction-outlives-session-bad.ndjson", check.KindState, "no Teardown successor"},
+		{"session-mutant-no-compaction-teardown", "compaction-outlives-session-bad.ndjson", check.KindInvariant, "ChildrenDieWithParent"},
+		{"session", "stutter-changes-state-bad.ndjson", check.KindStutter, "changes spec variables"},
+		{"session", "action-inside-composite-bad.ndjson", check.KindComposite, "inside the open composite"},
+		{"session", "child-after-teardown-bad.ndjson", check.KindGuard, "VadStart is not enabled"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.model+"/"+tc.file, func(t *testing.T) {
@@ -229,6 +231,31 @@ func TestDivergenceKinds(t *testing.T) {
 				t.Fatalf("divergence %+v, want kind %s, reason with %q", d, tc.kind, tc.reason)
 			}
 		})
+	}
+}
+
+// A DivergenceKind is its name in text (and so in JSON), and reads back
+// from it.
+func TestDivergenceKindText(t *testing.T) {
+	for _, tc := range []struct {
+		kind check.DivergenceKind
+		text string
+	}{
+		{check.KindGuard, "guard"}, {check.KindState, "state"}, {check.KindInvariant, "invariant"},
+		{check.KindProperty, "property"}, {check.KindInit, "init"}, {check.KindStutter, "stutter"},
+		{check.KindComposite, "composite"}, {0, "DivergenceKind(0)"}, {8, "DivergenceKind(8)"},
+	} {
+		text, err := tc.kind.MarshalText()
+		var back check.DivergenceKind
+		backErr := back.UnmarshalText(text)
+		valid := tc.kind >= check.KindGuard && tc.kind <= check.KindComposite
+		if tc.kind.String() != tc.text || string(text) != tc.text || err != nil || (backErr == nil) != valid || (valid && back != tc.kind) {
+			t.Errorf("%d: String %q, MarshalText %q (%v), read back as %d (%v); want %q", uint8(tc.kind), tc.kind, text, err, uint8(back), backErr, tc.text)
+		}
+	}
+	var k check.DivergenceKind
+	if err := k.UnmarshalText(nil); err == nil {
+		t.Errorf("empty kind read as %v", k)
 	}
 }
 
@@ -332,20 +359,20 @@ func TestCandidateSets(t *testing.T) {
 		name    string
 		events  []string
 		verdict check.Verdict
-		kind    string
+		kind    check.DivergenceKind // 0: no divergence
 		final   int
 	}{
-		{"partial then decided", []string{ev(0, "Init", `"x":0`), ev(1, "Bump", ``), ev(2, "Bump", `"x":3`), ev(3, "Finish", `"done":true`)}, check.Valid, "", 1},
-		{"ambiguous end", []string{ev(0, "Init", ``), ev(1, "Bump", ``), ev(2, "Bump", ``), ev(3, "Bump", ``)}, check.Incomplete, "", 3},
-		{"unreachable value", []string{ev(0, "Init", ``), ev(1, "Bump", `"x":3`)}, check.Violation, "state", 0},
-		{"property on step", []string{ev(0, "Init", ``), ev(1, "Bump", `"x":2`), ev(2, "Bump", `"x":3`), ev(3, "Bump", `"x":5`)}, check.Violation, "property", 0},
-		{"stutter keeps candidates that fit", []string{ev(0, "Init", ``), ev(1, "Bump", ``), `{"v":1,"instance":"c","seq":2,"action":"log","stutter":true,"state":{"x":2}}`, ev(3, "Bump", `"x":3`), ev(4, "Finish", ``)}, check.Valid, "", 1},
-		{"bad initial state", []string{ev(0, "Init", `"x":1`)}, check.Violation, "init", 0},
-		{"no Init first", []string{ev(0, "Bump", ``)}, check.Violation, "init", 0},
-		{"second Init", []string{ev(0, "Init", ``), ev(1, "Init", ``)}, check.Violation, "init", 0},
-		{"part without begin", []string{ev(0, "Init", ``), `{"v":1,"instance":"c","seq":1,"action":"Bump","part":"end","state":{}}`}, check.Violation, "composite", 0},
-		{"composite merges parts", []string{ev(0, "Init", ``), `{"v":1,"instance":"c","seq":1,"action":"Bump","part":"begin","state":{"x":9}}`, `{"v":1,"instance":"c","seq":2,"action":"Bump","part":"end","state":{"x":2}}`}, check.Incomplete, "", 1},
-		{"composite of a disabled action", []string{ev(0, "Init", ``), `{"v":1,"instance":"c","seq":1,"action":"Finish","part":"begin","state":{}}`}, check.Violation, "guard", 0},
+		{"partial then decided", []string{ev(0, "Init", `"x":0`), ev(1, "Bump", ``), ev(2, "Bump", `"x":3`), ev(3, "Finish", `"done":true`)}, check.Valid, 0, 1},
+		{"ambiguous end", []string{ev(0, "Init", ``), ev(1, "Bump", ``), ev(2, "Bump", ``), ev(3, "Bump", ``)}, check.Incomplete, 0, 3},
+		{"unreachable value", []string{ev(0, "Init", ``), ev(1, "Bump", `"x":3`)}, check.Violation, check.KindState, 0},
+		{"property on step", []string{ev(0, "Init", ``), ev(1, "Bump", `"x":2`), ev(2, "Bump", `"x":3`), ev(3, "Bump", `"x":5`)}, check.Violation, check.KindProperty, 0},
+		{"stutter keeps candidates that fit", []string{ev(0, "Init", ``), ev(1, "Bump", ``), `{"v":1,"instance":"c","seq":2,"action":"log","stutter":true,"state":{"x":2}}`, ev(3, "Bump", `"x":3`), ev(4, "Finish", ``)}, check.Valid, 0, 1},
+		{"bad initial state", []string{ev(0, "Init", `"x":1`)}, check.Violation, check.KindInit, 0},
+		{"no Init first", []string{ev(0, "Bump", ``)}, check.Violation, check.KindInit, 0},
+		{"second Init", []string{ev(0, "Init", ``), ev(1, "Init", ``)}, check.Violation, check.KindInit, 0},
+		{"part without begin", []string{ev(0, "Init", ``), `{"v":1,"instance":"c","seq":1,"action":"Bump","part":"end","state":{}}`}, check.Violation, check.KindComposite, 0},
+		{"composite merges parts", []string{ev(0, "Init", ``), `{"v":1,"instance":"c","seq":1,"action":"Bump","part":"begin","state":{"x":9}}`, `{"v":1,"instance":"c","seq":2,"action":"Bump","part":"end","state":{"x":2}}`}, check.Incomplete, 0, 1},
+		{"composite of a disabled action", []string{ev(0, "Init", ``), `{"v":1,"instance":"c","seq":1,"action":"Finish","part":"begin","state":{}}`}, check.Violation, check.KindGuard, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -360,7 +387,7 @@ func TestCandidateSets(t *testing.T) {
 				rep.WriteText(&b)
 				t.Fatalf("verdict %v, want %v\n%s", res.Verdict, tc.verdict, b.String())
 			}
-			if tc.kind != "" && (res.Divergence == nil || res.Divergence.Kind != tc.kind) {
+			if tc.kind != 0 && (res.Divergence == nil || res.Divergence.Kind != tc.kind) {
 				t.Fatalf("divergence %+v, want kind %s", res.Divergence, tc.kind)
 			}
 			if len(res.Final) != tc.final || len(res.FinalValues) != tc.final {
@@ -646,7 +673,7 @@ func TestUnserializable(t *testing.T) {
 			}
 		})
 	}
-	if _, err := check.ParseValue([]byte(`[1,{"#unserializable":"f"}]`)); !errors.Is(err, check.ErrUnserializable) {
-		t.Errorf("ParseValue: %v", err)
+	if _, err := check.ParseJSONValue([]byte(`[1,{"#unserializable":"f"}]`)); !errors.Is(err, check.ErrUnserializable) {
+		t.Errorf("ParseJSONValue: %v", err)
 	}
 }

@@ -2,7 +2,6 @@ package check
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -86,8 +85,4 @@ func (c *Coverage) WriteText(w io.Writer) error {
 }
 
 // WriteJSON writes the coverage as indented JSON.
-func (c *Coverage) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(c)
-}
+func (c *Coverage) WriteJSON(w io.Writer) error { return writeJSON(w, c) }

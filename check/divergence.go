@@ -1,8 +1,8 @@
 package check
 
 import (
-	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tracecheck/tracecheck/model"
@@ -20,10 +20,9 @@ type Divergence struct {
 	Action   string `json:"action"`
 	// Event is the offending line as written.
 	Event string `json:"event"`
-	// Kind classifies the failure: "guard" (the action is not enabled),
-	// "state" (no successor has the event's state), "invariant",
-	// "property", "init", "stutter" or "composite".
-	Kind string `json:"kind"`
+	// Kind classifies the failure; in JSON it is its String ("guard",
+	// "state", ...).
+	Kind DivergenceKind `json:"kind"`
 	// Reason says in one line why the event does not fit.
 	Reason string `json:"reason"`
 	// Candidates are the states the instance could have been in before
@@ -38,6 +37,41 @@ type Divergence struct {
 	Fits []string `json:"fits,omitempty"`
 	// Recent are the instance's last matched events, oldest first.
 	Recent []Recent `json:"recent,omitempty"`
+}
+
+// DivergenceKind classifies a divergence: what about the event does not
+// fit. The zero DivergenceKind is not a kind.
+type DivergenceKind uint8
+
+// The kinds of divergence.
+const (
+	KindGuard     DivergenceKind = iota + 1 // the event's action is not enabled in any candidate state
+	KindState                               // the action is enabled, but no successor has the event's state
+	KindInvariant                           // the successors that have the event's state break an invariant
+	KindProperty                            // the steps to those successors break an action property
+	KindInit                                // the first event is not Init or fits no initial state, or Init comes later
+	KindStutter                             // a stutter event changes spec variables
+	KindComposite                           // a composite step's parts are out of order, or another action comes inside it
+)
+
+var kindNames = [...]string{KindGuard: "guard", KindState: "state", KindInvariant: "invariant",
+	KindProperty: "property", KindInit: "init", KindStutter: "stutter", KindComposite: "composite"}
+
+// String returns "guard", "state", "invariant", "property", "init",
+// "stutter" or "composite".
+func (k DivergenceKind) String() string { return enumName(kindNames[:], int(k), "DivergenceKind") }
+
+// MarshalText renders the kind as its String.
+func (k DivergenceKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText parses a kind's String, so that a JSON report reads back.
+func (k *DivergenceKind) UnmarshalText(text []byte) error {
+	i := slices.Index(kindNames[1:], string(text))
+	if i < 0 {
+		return fmt.Errorf("check: unknown divergence kind %q", text)
+	}
+	*k = DivergenceKind(i + 1)
+	return nil
 }
 
 // Candidate is one state the instance may have been in before a divergent
@@ -59,34 +93,29 @@ type Recent struct {
 // maxCandidates bounds the candidates a report lists.
 const maxCandidates = 8
 
-func (c *Checker[S]) violate(in *instance[S], r *trace.Raw, act int, kind, reason string) {
+// violate reports the event r of in as a divergence of kind KindInit,
+// KindStutter or KindComposite: one that is not about a step of an action.
+func (c *Checker[S]) violate(in *instance[S], r *trace.Raw, kind DivergenceKind, reason string) {
 	d := c.divergence(in, r, kind, reason)
-	if kind == "init" && in.events == 1 {
-		for i, s := range c.inits {
-			if i == maxCandidates {
-				break
-			}
-			d.Candidates = append(d.Candidates, Candidate{State: "(initial) " + c.sp.Format(s),
-				Enabled: nonNil(c.sp.Enabled(s)), Why: c.differs(c.valuation(s), &c.cons, "initial state")})
+	// The states listed, the prefix of their label, and what a candidate
+	// and the diff compare with the event's state, if anything.
+	states, prefix, what, want := in.cands(), "", "", ""
+	switch {
+	case kind == KindInit && in.events == 1:
+		states, prefix, what, want = c.spec.inits, "(initial) ", "initial state", "initial state"
+	case kind == KindStutter:
+		what, want = "state", "unchanged state"
+		d.Fits = c.fits(states, -1, &c.cons)
+	}
+	for _, s := range states[:min(len(states), maxCandidates)] {
+		cd := Candidate{State: prefix + c.spec.Format(s), Enabled: nonNil(c.spec.Enabled(s))}
+		if what != "" {
+			cd.Why = c.differs(c.spec.valuation(s), &c.cons, what)
 		}
-		if len(c.inits) > 0 {
-			d.Diff = c.diff(c.valuation(c.inits[0]), &c.cons, "initial state")
-		}
-	} else {
-		for i, s := range in.cands() {
-			if i == maxCandidates {
-				break
-			}
-			cd := Candidate{State: c.sp.Format(s), Enabled: nonNil(c.sp.Enabled(s))}
-			if kind == "stutter" {
-				cd.Why = c.differs(c.valuation(s), &c.cons, "state")
-			}
-			d.Candidates = append(d.Candidates, cd)
-		}
-		if kind == "stutter" && len(in.cands()) > 0 {
-			d.Diff = c.diff(c.valuation(in.cands()[0]), &c.cons, "unchanged state")
-			d.Fits = c.fits(in.cands(), -1, &c.cons)
-		}
+		d.Candidates = append(d.Candidates, cd)
+	}
+	if want != "" && len(states) > 0 {
+		d.Diff = c.diff(c.spec.valuation(states[0]), &c.cons, want)
 	}
 	c.finish(in, d)
 }
@@ -100,7 +129,7 @@ func nonNil(s []string) []string {
 
 // violateStep reports that act with the state cons fits no candidate.
 func (c *Checker[S]) violateStep(in *instance[S], r *trace.Raw, act int, cons *constraint) {
-	a := &c.sp.Actions[act]
+	a := &c.spec.Actions[act]
 	type best struct {
 		vals  []model.Value
 		n     int
@@ -108,14 +137,14 @@ func (c *Checker[S]) violateStep(in *instance[S], r *trace.Raw, act int, cons *c
 	}
 	var b *best
 	guardOnly, badStep := true, ""
-	d := c.divergence(in, r, "", "")
+	d := c.divergence(in, r, 0, "")
 	for i, s := range in.cands() {
-		e := c.successors(s, act)
+		e := c.spec.successors(s, act)
 		var why []string
 		if e.guard != "" {
 			why = append(why, fmt.Sprintf("%s is not enabled: guard %s is false", a.Name, e.guard))
 			if b == nil {
-				b = &best{c.valuation(s), 1 << 30, "state before (" + a.Name + " not enabled)"}
+				b = &best{c.spec.valuation(s), 1 << 30, "state before (" + a.Name + " not enabled)"}
 			}
 		} else {
 			guardOnly = false
@@ -123,13 +152,13 @@ func (c *Checker[S]) violateStep(in *instance[S], r *trace.Raw, act int, cons *c
 				why = append(why, a.Name+" has no successor here")
 			}
 			for j, t := range e.next {
-				vals := c.valuation(t)
-				n := c.countDiffs(vals, cons)
+				vals := e.vals[j]
+				n := cons.countDiffs(vals)
 				explain := i < maxCandidates && j < maxCandidates // the report shows a few
 				if n == 0 {
-					ti := c.transition(transKey[S]{s, act, t})
+					ti := c.spec.transition(e, j)
 					if explain || badStep == "" {
-						why = append(why, fmt.Sprintf("the step to %s breaks %s", c.sp.Format(t), ti.bad))
+						why = append(why, fmt.Sprintf("the step to %s breaks %s", c.spec.Format(t), ti.bad))
 					}
 					badStep = ti.bad
 					if b == nil || b.n > 0 {
@@ -149,22 +178,22 @@ func (c *Checker[S]) violateStep(in *instance[S], r *trace.Raw, act int, cons *c
 			}
 		}
 		if i < maxCandidates {
-			d.Candidates = append(d.Candidates, Candidate{State: c.sp.Format(s), Enabled: nonNil(c.sp.Enabled(s)), Why: why})
+			d.Candidates = append(d.Candidates, Candidate{State: c.spec.Format(s), Enabled: nonNil(c.spec.Enabled(s)), Why: why})
 		}
 	}
 	d.Fits = c.fits(in.cands(), act, cons)
 	switch {
-	case badStep != "" && strings.HasPrefix(badStep, "invariant"):
-		d.Kind = "invariant"
+	case strings.HasPrefix(badStep, "invariant"):
+		d.Kind = KindInvariant
 		d.Reason = fmt.Sprintf("%s reaches a state that breaks %s", a.Name, badStep)
 	case badStep != "":
-		d.Kind = "property"
+		d.Kind = KindProperty
 		d.Reason = fmt.Sprintf("the %s step breaks %s", a.Name, badStep)
 	case guardOnly:
-		d.Kind = "guard"
+		d.Kind = KindGuard
 		d.Reason = fmt.Sprintf("%s is not enabled in any candidate state", a.Name)
 	default:
-		d.Kind = "state"
+		d.Kind = KindState
 		d.Reason = fmt.Sprintf("no %s successor has the event's state", a.Name)
 	}
 	if string(r.Part) == trace.PartEnd {
@@ -184,31 +213,16 @@ func (c *Checker[S]) fits(cands []S, skip int, cons *constraint) []string {
 		if i >= 4*maxCandidates {
 			break
 		}
-		for ai := range c.sp.Actions {
-			if ai == skip || contains(out, c.sp.Actions[ai].Name) {
-				continue
-			}
-			for _, t := range c.successors(s, ai).next {
-				if c.matches(t, cons) {
-					out = append(out, c.sp.Actions[ai].Name)
-					break
-				}
+		for ai, a := range c.spec.Actions {
+			if ai != skip && !slices.Contains(out, a.Name) && slices.ContainsFunc(c.spec.successors(s, ai).vals, cons.matches) {
+				out = append(out, a.Name)
 			}
 		}
 	}
 	return out
 }
 
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
-}
-
-func (c *Checker[S]) divergence(in *instance[S], r *trace.Raw, kind, reason string) *Divergence {
+func (c *Checker[S]) divergence(in *instance[S], r *trace.Raw, kind DivergenceKind, reason string) *Divergence {
 	d := &Divergence{File: r.Pos.File, Line: r.Pos.Line, Instance: in.name, Seq: r.Seq,
 		Action: string(r.Action), Event: string(r.Line), Kind: kind, Reason: reason}
 	d.Recent = c.recentEvents(in)
@@ -219,22 +233,14 @@ func (c *Checker[S]) divergence(in *instance[S], r *trace.Raw, kind, reason stri
 // them from the input again if they were kept as positions.
 func (c *Checker[S]) recentEvents(in *instance[S]) []Recent {
 	var out []Recent
-	b := in.recent
-	for len(b) > 0 {
-		line, n := binary.Uvarint(b)
-		b = b[n:]
-		if c.src == nil {
-			l, n := binary.Uvarint(b)
-			b = b[n:]
-			out = append(out, Recent{int(line), string(b[:l])})
-			b = b[l:]
-			continue
+	for b := in.recent; len(b) > 0; {
+		var e packedEvent
+		e, b = unpack(b, c.src != nil)
+		text := string(e.text)
+		if c.src != nil {
+			text = c.reread(in.name, e.line, int64(e.off), e.n)
 		}
-		off, n := binary.Uvarint(b)
-		b = b[n:]
-		l, n := binary.Uvarint(b)
-		b = b[n:]
-		out = append(out, Recent{int(line), c.reread(in.name, int(line), int64(off), int(l))})
+		out = append(out, Recent{e.line, text})
 	}
 	return out
 }
@@ -277,23 +283,12 @@ func (c *Checker[S]) finish(in *instance[S], d *Divergence) {
 	in.extra().div = d
 }
 
-// countDiffs counts the variables where vals and cons disagree.
-func (c *Checker[S]) countDiffs(vals []model.Value, cons *constraint) int {
-	n := 0
-	for _, i := range cons.idx {
-		if !vals[i].Equal(cons.vals[i]) {
-			n++
-		}
-	}
-	return n
-}
-
 // differs lists the variables where vals and cons disagree.
 func (c *Checker[S]) differs(vals []model.Value, cons *constraint, what string) []string {
 	var out []string
 	for _, i := range cons.idx {
 		if !vals[i].Equal(cons.vals[i]) {
-			out = append(out, fmt.Sprintf("%s differs in %s: spec has %s, event has %s", what, c.sp.Vars[i], vals[i], cons.vals[i]))
+			out = append(out, fmt.Sprintf("%s differs in %s: spec has %s, event has %s", what, c.spec.Vars[i], vals[i], cons.vals[i]))
 		}
 	}
 	return out
@@ -304,7 +299,7 @@ func (c *Checker[S]) differs(vals []model.Value, cons *constraint, what string) 
 func (c *Checker[S]) diff(want []model.Value, got *constraint, label string) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "-want +got (want: %s; got: the event's state)\n", label)
-	for i, name := range c.sp.Vars {
+	for i, name := range c.spec.Vars {
 		switch {
 		case !got.set[i]:
 			fmt.Fprintf(&sb, "  %s = %s  (not in the event)\n", name, want[i])

@@ -16,8 +16,10 @@
 //
 // Each instance ends with a [Verdict]: [Valid] if it ends where the spec
 // may stop (a Terminal state, or one whose only enabled actions stutter),
-// [Violation] at its first offending event with a [Divergence] report, and
-// [Incomplete] otherwise. Incomplete is never reported as valid.
+// [Violation] at its first offending event with a [Divergence] report
+// (its [DivergenceKind] says what did not fit: a guard, the state, an
+// invariant...), and [Incomplete] otherwise. Incomplete is never reported
+// as valid.
 //
 // Entry points:
 //
@@ -37,11 +39,13 @@
 //
 // Memory is bounded by the number of live instances, not the trace length:
 // the checker keeps each instance's candidate states and its last few
-// matched events (for the report), and bounded caches of successors and
-// values. An instance is small (96 bytes for the bundled specs, about 150
-// with its share of the instance table; BenchmarkCheckInstances): its
-// usual single candidate state is inline, and when the input can be read
-// again (a regular file, a bytes.Reader: [Check] sees an io.ReaderAt and
-// io.Seeker) its last matched events are kept as positions in the input
-// and read back for a divergence report; otherwise as copies of the lines.
+// matched events (for the report), and bounded memos of what it asks the
+// spec (successors, valuations, whether the spec may stop in a state) and
+// of parsed values. An instance is small (96 bytes for the bundled specs,
+// about 150 with its share of the instance table; BenchmarkCheckInstances):
+// its usual single candidate state is inline, and when the input can be
+// read again (a regular file, a bytes.Reader: [Check] sees an io.ReaderAt
+// and io.Seeker) its last matched events are kept as positions in the
+// input and read back for a divergence report; otherwise as copies of the
+// lines.
 package check

@@ -49,12 +49,6 @@ func (t *instTable[S]) find(name []byte) (in *instance[S], h uint64, slot int) {
 	}
 }
 
-// get returns the instance named name, or nil.
-func (t *instTable[S]) get(name string) *instance[S] {
-	in, _, _ := t.find([]byte(name)) // no allocation: the conversion does not escape
-	return in
-}
-
 // insert adds in, which find did not find at slot (-1: none yet) under
 // the hash h.
 func (t *instTable[S]) insert(h uint64, slot int, in *instance[S]) {

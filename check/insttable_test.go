@@ -93,3 +93,9 @@ func checkTable(t *testing.T, tab *instTable[int], oracle map[string]*instance[i
 		t.Fatalf("%d entries in %d slots, want %d at most 3/4 full", n, len(tab.slots), len(oracle))
 	}
 }
+
+// get returns the instance named name, or nil.
+func (t *instTable[S]) get(name string) *instance[S] {
+	in, _, _ := t.find([]byte(name))
+	return in
+}

@@ -28,17 +28,18 @@ const (
 	Violation
 )
 
+var verdictNames = [...]string{Valid: "valid", Incomplete: "incomplete", Violation: "violation"}
+
 // String returns "valid", "incomplete" or "violation".
-func (v Verdict) String() string {
-	switch v {
-	case Valid:
-		return "valid"
-	case Incomplete:
-		return "incomplete"
-	case Violation:
-		return "violation"
+func (v Verdict) String() string { return enumName(verdictNames[:], int(v), "Verdict") }
+
+// enumName returns names[i], the name of the i-th value of an enum that
+// starts at 1, or "typ(i)" if it has no such value.
+func enumName(names []string, i int, typ string) string {
+	if i > 0 && i < len(names) {
+		return names[i]
 	}
-	return fmt.Sprintf("Verdict(%d)", uint8(v))
+	return fmt.Sprintf("%s(%d)", typ, i)
 }
 
 // MarshalText renders the verdict as its String.
@@ -174,9 +175,7 @@ func (r *Report) Verdict() Verdict {
 	}
 	v = max(v, r.Streamed.Worst())
 	for _, in := range r.Instances {
-		if in.Verdict > v {
-			v = in.Verdict
-		}
+		v = max(v, in.Verdict)
 	}
 	return v
 }
@@ -207,10 +206,13 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 
 // WriteJSON writes the report as one indented JSON object with a top-level
 // "verdict".
-func (r *Report) WriteJSON(w io.Writer) error {
+func (r *Report) WriteJSON(w io.Writer) error { return writeJSON(w, r) }
+
+// writeJSON writes v as indented JSON.
+func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	return enc.Encode(v)
 }
 
 // WriteText writes the report for a person: one line per instance, and for

@@ -12,20 +12,22 @@ import (
 	"github.com/tracecheck/tracecheck/trace"
 )
 
-// ErrUnserializable is returned by [ParseValue] and [FromJSON] for a value
+// ErrUnserializable is returned by [ParseJSONValue] and [FromJSON] for a value
 // that holds an ITF {"#unserializable": ...} anywhere: the writer could not
 // render it. The checker leaves such a variable unconstrained for that
 // event and never reports its instance as valid (at best incomplete).
 var ErrUnserializable = errors.New("#unserializable value")
 
-// ParseValue converts one JSON value of a trace event into a model.Value:
-// booleans, integers and strings as themselves, arrays as sequences, plain
-// objects as records, and the ITF forms {"#set": [...]}, {"#map": [[k, v],
-// ...]}, {"#tup": [...]} and {"#bigint": "123"} (within int64). A value
-// holding {"#unserializable": ...} anywhere yields [ErrUnserializable].
-// Other input (floats, null, unknown "#" forms) is an error wrapping
-// [ErrValue].
-func ParseValue(raw []byte) (model.Value, error) {
+// ParseJSONValue converts one JSON value of a trace event (NDJSON or ITF)
+// into a model.Value: booleans, integers and strings as themselves, arrays
+// as sequences, plain objects as records, and the ITF forms {"#set":
+// [...]}, {"#map": [[k, v], ...]} (a function, which is a sequence or a
+// record when its domain is 1..n or strings: see [model.Func]), {"#tup":
+// [...]} and {"#bigint": "123"} (within int64). A value holding
+// {"#unserializable": ...} anywhere yields [ErrUnserializable]. Other input
+// (floats, null, unknown "#" forms) is an error wrapping [ErrValue]. For
+// TLA+ text as TLC prints it, see conform.ParseTLAValue.
+func ParseJSONValue(raw []byte) (model.Value, error) {
 	v, err := trace.DecodeValue(raw)
 	if err != nil {
 		return model.Value{}, fmt.Errorf("%w: %v", ErrValue, err)
@@ -34,7 +36,7 @@ func ParseValue(raw []byte) (model.Value, error) {
 }
 
 // FromJSON converts a value as encoding/json decodes it (with or without
-// UseNumber) into a model.Value; see [ParseValue].
+// UseNumber) into a model.Value; see [ParseJSONValue].
 func FromJSON(v any) (model.Value, error) {
 	switch x := v.(type) {
 	case bool:
@@ -155,7 +157,7 @@ func fromObject(m map[string]any) (model.Value, error) {
 	return model.Record(fields...), nil
 }
 
-// valueCache memoizes ParseValue by the raw JSON text. It is bounded: when
+// valueCache memoizes ParseJSONValue by the raw JSON text. It is bounded: when
 // full it is emptied, so memory stays flat whatever the trace.
 type valueCache struct {
 	m map[string]cachedValue
@@ -175,7 +177,7 @@ func (c *valueCache) get(raw []byte) (model.Value, error) {
 	if e, ok := c.m[string(raw)]; ok { // no allocation: the compiler avoids the conversion
 		return e.v, e.err
 	}
-	v, err := ParseValue(raw)
+	v, err := ParseJSONValue(raw)
 	if c.m == nil || len(c.m) >= maxCache {
 		c.m = make(map[string]cachedValue)
 	}

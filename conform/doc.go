@@ -14,10 +14,11 @@
 //
 // # Parsers
 //
-//   - [ParseValue] and [ParseState]: TLA+ values and states as TLC prints
-//     them (strings with TLC's escapes, booleans, integers, records,
-//     sequences, sets, functions, nested); [FormatValue] and [FormatState]
-//     print them back the way TLC does.
+//   - [ParseTLAValue] and [ParseState]: TLA+ values and states as TLC
+//     prints them (strings with TLC's escapes, booleans, integers, records,
+//     sequences, sets, functions, nested). They are printed back the way
+//     TLC prints them by [model.Value.String], the one TLA+ printer of
+//     tracecheck; [FormatState] prints a state as a conjunction with it.
 //   - [ParseTLCDot] and [ParseTLCOutput]: TLC's DOT dump and its standard
 //     output (version, counts, verdict, error trace).
 //   - [ParseFizzGraph], [ParseFizzOutput] and [ParseFizzErrorGraph]:

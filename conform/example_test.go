@@ -10,17 +10,17 @@ import (
 	"github.com/tracecheck/tracecheck/model/program"
 )
 
-func ExampleParseValue() {
-	v, err := conform.ParseValue(`[phase |-> "Ready", seen |-> {<<1, -2>>}, f |-> ("a" :> TRUE)]`)
+func ExampleParseTLAValue() {
+	v, err := conform.ParseTLAValue(`[phase |-> "Ready", seen |-> {<<1, -2>>, <<3>>}, f |-> (0 :> TRUE), g |-> ("a" :> 1)]`)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(conform.FormatValue(v))
-	_, err = conform.ParseValue(`<<1, 2`)
+	fmt.Println(v) // printed as TLC prints it: ("a" :> 1) is the record [a |-> 1]
+	_, err = conform.ParseTLAValue(`<<1, 2`)
 	fmt.Println(err)
 	// Output:
-	// [f |-> ("a" :> TRUE), phase |-> "Ready", seen |-> {<<1, -2>>}]
+	// [f |-> (0 :> TRUE), g |-> [a |-> 1], phase |-> "Ready", seen |-> {<<3>>, <<1, -2>>}]
 	// parse TLA+ value: malformed tool output: offset 6: want "," or ">>", found end of input
 }
 

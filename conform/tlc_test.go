@@ -161,7 +161,7 @@ func TestParseTLCOutput(t *testing.T) {
 	if len(r.Trace) != 3 || r.Trace[0].Action != "Init" || r.Trace[1].Action != "Next" || r.Trace[2].Action != "Back to state 1" {
 		t.Fatalf("lasso trace: %+v", r.Trace)
 	}
-	y, _ := ParseValue(`<<"a", "b">>`)
+	y, _ := ParseTLAValue(`<<"a", "b">>`)
 	if want := model.Record(model.Field{Name: "x", Value: model.Int(0)}, model.Field{Name: "y", Value: y}); !r.Trace[0].State.Equal(want) {
 		t.Errorf("state 1 = %s", FormatState(r.Trace[0].State))
 	}

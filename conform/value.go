@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/tracecheck/tracecheck/model"
@@ -24,13 +25,19 @@ var ErrUnsupported = errors.New("unsupported")
 // cannot exhaust the stack.
 const maxDepth = 512
 
-// ParseValue parses one TLA+ value as TLC prints it: strings with TLC's
+// ParseTLAValue parses one TLA+ value as TLC prints it: strings with TLC's
 // escapes (\" \\ \n \t \f \r), TRUE and FALSE, 64-bit integers (negative
 // too), records [a |-> 1], sequences and tuples <<...>>, sets {...} and
-// functions (k :> v @@ ...), nested to any depth up to a fixed bound.
-// Surrounding white space is ignored. Errors wrap [ErrSyntax] (or
-// [ErrUnsupported] for TLC model values) and never panic.
-func ParseValue(text string) (model.Value, error) {
+// functions (k :> v @@ ...), nested to any depth up to a fixed bound, and
+// laid out on one line (TLC's toString) or over several (its pretty
+// printer). Surrounding white space is ignored. A function on 1..n or on
+// strings is the sequence or record it is in TLA+ (see [model.Func]).
+// Errors wrap [ErrSyntax] (or [ErrUnsupported] for TLC model values) and
+// never panic.
+//
+// Whatever it accepts, [model.Value.String] prints back in TLC's form, and
+// ParseTLAValue reads that text to an equal value.
+func ParseTLAValue(text string) (model.Value, error) {
 	p := &parser{src: text}
 	v, err := p.value(0)
 	if err != nil {
@@ -45,9 +52,9 @@ func ParseValue(text string) (model.Value, error) {
 
 // ParseState parses a state as TLC prints it: a conjunction list
 // `/\ x = v` with one conjunct per variable (spread over lines or not), or,
-// for a single variable, a bare `x = v`. It returns the state as a record
-// from variable name to value (see [State]). A variable named twice is an
-// error.
+// for a single variable, a bare `x = v`; values as [ParseTLAValue] reads
+// them. It returns the state as a record from variable name to value (see
+// [State]). A variable named twice is an error.
 func ParseState(text string) (model.Value, error) {
 	p := &parser{src: text}
 	fields, err := p.state()
@@ -161,6 +168,27 @@ func (p *parser) ident() string {
 			break
 		}
 		p.pos++
+	}
+	if !letter {
+		p.pos = start
+		return ""
+	}
+	return p.src[start:p.pos]
+}
+
+// fieldName consumes a record field name as TLC prints one: letters and
+// digits (of any script) and underscores, with at least one letter. It
+// returns "" and consumes nothing if there is none.
+func (p *parser) fieldName() string {
+	start, letter := p.pos, false
+	for p.pos < len(p.src) {
+		r, n := utf8.DecodeRuneInString(p.src[p.pos:])
+		if unicode.IsLetter(r) {
+			letter = true
+		} else if !unicode.IsDigit(r) && r != '_' {
+			break
+		}
+		p.pos += n
 	}
 	if !letter {
 		p.pos = start
@@ -312,7 +340,7 @@ func (p *parser) record(depth int) (model.Value, error) {
 	seen := make(map[string]bool)
 	for {
 		p.space()
-		name := p.ident()
+		name := p.fieldName()
 		if name == "" {
 			return model.Value{}, p.errf("want a field name, found %s", p.near())
 		}
@@ -346,7 +374,7 @@ func (p *parser) function(depth int) (model.Value, error) {
 		}
 		for _, seen := range keys {
 			if seen.Equal(k) {
-				return model.Value{}, p.errf("function key %s given twice", FormatValue(k))
+				return model.Value{}, p.errf("function key %s given twice", k)
 			}
 		}
 		if err := p.expect(":>"); err != nil {
@@ -370,91 +398,14 @@ func (p *parser) function(depth int) (model.Value, error) {
 	}
 }
 
-// FormatValue returns v in TLA+ syntax exactly as TLC prints it, escaping
-// strings the way TLC does (only \" \\ \n \t \f \r). [ParseValue] reads it
-// back to an equal value.
-func FormatValue(v model.Value) string {
-	var sb strings.Builder
-	writeValue(&sb, v)
-	return sb.String()
-}
-
-func writeValue(sb *strings.Builder, v model.Value) {
-	switch v.Kind() {
-	case model.KindString:
-		s, _ := v.AsString()
-		sb.WriteByte('"')
-		for i := 0; i < len(s); i++ {
-			switch c := s[i]; c {
-			case '"':
-				sb.WriteString(`\"`)
-			case '\\':
-				sb.WriteString(`\\`)
-			case '\n':
-				sb.WriteString(`\n`)
-			case '\t':
-				sb.WriteString(`\t`)
-			case '\f':
-				sb.WriteString(`\f`)
-			case '\r':
-				sb.WriteString(`\r`)
-			default:
-				sb.WriteByte(c)
-			}
-		}
-		sb.WriteByte('"')
-	case model.KindSeq, model.KindSet:
-		open, closing := "<<", ">>"
-		if v.Kind() == model.KindSet {
-			open, closing = "{", "}"
-		}
-		sb.WriteString(open)
-		for i, e := range v.Elems() {
-			if i > 0 {
-				sb.WriteString(", ")
-			}
-			writeValue(sb, e)
-		}
-		sb.WriteString(closing)
-	case model.KindRecord:
-		sb.WriteByte('[')
-		for i, f := range v.Fields() {
-			if i > 0 {
-				sb.WriteString(", ")
-			}
-			sb.WriteString(f.Name)
-			sb.WriteString(" |-> ")
-			writeValue(sb, f.Value)
-		}
-		sb.WriteByte(']')
-	case model.KindFunc:
-		keys, vals := v.Keys(), v.Fields()
-		if len(keys) == 0 {
-			sb.WriteString("<<>>")
-			return
-		}
-		sb.WriteByte('(')
-		for i, k := range keys {
-			if i > 0 {
-				sb.WriteString(" @@ ")
-			}
-			writeValue(sb, k)
-			sb.WriteString(" :> ")
-			writeValue(sb, vals[i].Value)
-		}
-		sb.WriteByte(')')
-	default:
-		sb.WriteString(v.String()) // booleans, integers, the invalid value
-	}
-}
-
 // FormatState returns a state (a record from variable name to value, as
-// [ParseState] returns) as a TLA+ conjunction on one line:
-// `/\ phase = "Ready" /\ verified = FALSE`. Any other value is formatted
-// with [FormatValue].
+// [ParseState] returns) as a TLA+ conjunction on one line, each value as
+// [model.Value.String] prints it:
+// `/\ phase = "Ready" /\ verified = FALSE`. Any other value is printed by
+// String alone.
 func FormatState(s model.Value) string {
 	if s.Kind() != model.KindRecord {
-		return FormatValue(s)
+		return s.String()
 	}
 	var sb strings.Builder
 	for i, f := range s.Fields() {
@@ -464,7 +415,7 @@ func FormatState(s model.Value) string {
 		sb.WriteString(`/\ `)
 		sb.WriteString(f.Name)
 		sb.WriteString(" = ")
-		writeValue(&sb, f.Value)
+		sb.WriteString(f.Value.String())
 	}
 	return sb.String()
 }

@@ -17,7 +17,7 @@ func mustFunc(t testing.TB, keys, vals []model.Value) model.Value {
 	return f
 }
 
-func TestParseValue(t *testing.T) {
+func TestParseTLAValue(t *testing.T) {
 	tests := []struct {
 		in   string
 		want model.Value
@@ -45,24 +45,30 @@ func TestParseValue(t *testing.T) {
 				model.Record(model.Field{Name: "name", Value: model.Str("a")}, model.Field{Name: "id", Value: model.Int(1)}, model.Field{Name: "tags", Value: model.Seq(model.Str("x"))}),
 				model.Record(model.Field{Name: "name", Value: model.Str("b")}, model.Field{Name: "id", Value: model.Int(2)}, model.Field{Name: "tags", Value: model.Seq()}))},
 		{`{<<{[a |-> {}]}>>}`, model.Set(model.Seq(model.Set(model.Record(model.Field{Name: "a", Value: model.Set()}))))},
+		{`[été_2 |-> 1]`, model.Record(model.Field{Name: "été_2", Value: model.Int(1)})},
+		// A function on 1..n is a sequence, one on strings a record, in TLA+
+		// as in TLC.
+		{`(2 :> "b" @@ 1 :> "a")`, model.Seq(model.Str("a"), model.Str("b"))},
+		{`("a" :> 1 @@ "b c" :> 2)`, model.Record(model.Field{Name: "a", Value: model.Int(1)}, model.Field{Name: "b c", Value: model.Int(2)})},
+		{"<< \"x\",\n   [ v |-> 1,\n     state |-> [] ] >>", model.Seq(model.Str("x"), model.Record(model.Field{Name: "v", Value: model.Int(1)}, model.Field{Name: "state", Value: model.Record()}))},
 	}
 	for _, tt := range tests {
-		got, err := ParseValue(tt.in)
+		got, err := ParseTLAValue(tt.in)
 		if err != nil {
-			t.Errorf("ParseValue(%q): %v", tt.in, err)
+			t.Errorf("ParseTLAValue(%q): %v", tt.in, err)
 			continue
 		}
 		if !got.Equal(tt.want) {
-			t.Errorf("ParseValue(%q) = %s, want %s", tt.in, FormatValue(got), FormatValue(tt.want))
+			t.Errorf("ParseTLAValue(%q) = %s, want %s", tt.in, got, tt.want)
 		}
-		back, err := ParseValue(FormatValue(got))
+		back, err := ParseTLAValue(got.String())
 		if err != nil || !back.Equal(got) {
-			t.Errorf("round trip of %q via %q: %v, %v", tt.in, FormatValue(got), back, err)
+			t.Errorf("round trip of %q via %q: %v, %v", tt.in, got, back, err)
 		}
 	}
 }
 
-func TestParseValueMalformed(t *testing.T) {
+func TestParseTLAValueMalformed(t *testing.T) {
 	tests := []struct {
 		name, in string
 		want     error
@@ -100,9 +106,9 @@ func TestParseValueMalformed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v, err := ParseValue(tt.in)
+			v, err := ParseTLAValue(tt.in)
 			if !errors.Is(err, tt.want) {
-				t.Fatalf("ParseValue(%q) = %v, %v; want an error wrapping %v", tt.in, v, err, tt.want)
+				t.Fatalf("ParseTLAValue(%q) = %v, %v; want an error wrapping %v", tt.in, v, err, tt.want)
 			}
 		})
 	}
@@ -158,30 +164,32 @@ func TestParseStateMalformed(t *testing.T) {
 	}
 }
 
-// FuzzParseValue checks that ParseValue never panics, and that whatever it
-// accepts it prints back (FormatValue) to text it reads as the same value.
-func FuzzParseValue(f *testing.F) {
+// FuzzParseTLAValue checks that ParseTLAValue never panics, and that
+// whatever it accepts model.Value.String prints back to text it reads as the
+// same value, and prints again identically.
+func FuzzParseTLAValue(f *testing.F) {
 	for _, s := range []string{
 		`TRUE`, `-3`, `"a\"\\\n"`, `<<1, <<>>, {}>>`, `{1, 2}`, `[a |-> 1, b |-> "x"]`,
 		`("a" :> 1 @@ "b" :> <<TRUE>>)`, `<<`, `"\q"`, `[a |-> ]`, `(1 :> )`, `{{{{`,
+		`(1 :> 2 @@ 2 :> 3)`, `("a b" :> 1 @@ "WF_x" :> 2)`, `[é |-> "\f"]`, `{<<2>>, <<1, 1>>, {}, {0}}`,
 	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		v, err := ParseValue(in)
+		v, err := ParseTLAValue(in)
 		if err != nil {
 			if !errors.Is(err, ErrSyntax) && !errors.Is(err, ErrUnsupported) {
-				t.Fatalf("ParseValue(%q): error %v wraps neither ErrSyntax nor ErrUnsupported", in, err)
+				t.Fatalf("ParseTLAValue(%q): error %v wraps neither ErrSyntax nor ErrUnsupported", in, err)
 			}
 			return
 		}
-		out := FormatValue(v)
-		back, err := ParseValue(out)
+		out := v.String()
+		back, err := ParseTLAValue(out)
 		if err != nil {
-			t.Fatalf("ParseValue(%q) = %s, which does not parse: %v", in, out, err)
+			t.Fatalf("ParseTLAValue(%q) = %s, which does not parse: %v", in, out, err)
 		}
-		if !back.Equal(v) {
-			t.Fatalf("round trip of %q: %s became %s", in, out, FormatValue(back))
+		if !back.Equal(v) || back.String() != out {
+			t.Fatalf("round trip of %q: %s became %s", in, out, back)
 		}
 	})
 }

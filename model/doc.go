@@ -23,5 +23,8 @@
 //
 // The same Spec serves trace validation (package check): its
 // [Action.Guard] explains why an action is disabled, and [Spec.Valuation]
-// renders states in the spec's vocabulary as [Value]s.
+// renders states in the spec's vocabulary as [Value]s. [Value.String] is
+// tracecheck's one printer of TLA+ values: every value of every state that
+// tracecheck prints (reports, counterexamples, charts, conformance diffs)
+// reads as TLC prints it.
 package model

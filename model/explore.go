@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Edge is one labelled transition of a [Graph]: From and To index States.
@@ -108,134 +109,209 @@ var ErrTooManyStates = errors.New("state bound exceeded")
 // every state, every property on every step, and (if sp.CheckDeadlock) that
 // every state without successors is declared Terminal. It explores the whole
 // graph even after a violation, and reports for each broken check the
-// shortest counterexample. It returns an error only if ctx is cancelled or
-// the state bound is passed.
+// shortest counterexample. An initial state that Init lists more than once
+// is one state, listed once in Graph.Init. It returns an error only if ctx
+// is cancelled or the state bound is passed.
 func Explore[S comparable](ctx context.Context, sp *Spec[S], opt Options) (*Result[S], error) {
-	r := &Result[S]{}
-	g := &r.Graph
-	ids := make(map[S]int)
-	var parent []int       // BFS tree: the state each state was first reached from
-	var parentAct []string // and the action that reached it
-	broken := make(map[string]bool)
+	return newExplorer(sp, opt).run(ctx)
+}
 
+// explorer is one run of [Explore]: the graph being built, the index from
+// state to ID, the breadth-first tree that counterexamples are read from,
+// and the checks already broken.
+type explorer[S comparable] struct {
+	sp  *Spec[S]
+	opt Options
+	r   *Result[S]
+	g   *Graph[S] // &r.Graph
+	ids map[S]int // state -> its index in g.States
+	// parent and parentAct are the breadth-first tree: the state each state
+	// was first reached from (-1 for an initial state) and the action.
+	parent    []int
+	parentAct []string
+	broken    map[string]bool // checks already reported
+
+	// The expansion in progress, which emit reads: the state expanded, its
+	// ID, the level of its successors, the action taken, where its
+	// out-edges start in g.Edges, and how many successors it has had.
+	src               S
+	cur, level, first int
+	act               string
+	out               int
+	emitFn            func(S) // e.emit, bound once for every expansion
+	err               error   // the state bound, passed during an expansion
+}
+
+func newExplorer[S comparable](sp *Spec[S], opt Options) *explorer[S] {
+	e := &explorer[S]{sp: sp, opt: opt, r: &Result[S]{}, ids: make(map[S]int), broken: make(map[string]bool)}
+	e.g = &e.r.Graph
+	e.emitFn = e.emit
 	for _, inv := range sp.Invariants {
-		r.Checked = append(r.Checked, inv.Name)
+		e.r.Checked = append(e.r.Checked, inv.Name)
 	}
 	for _, p := range sp.Properties {
-		r.Checked = append(r.Checked, p.Name)
+		e.r.Checked = append(e.r.Checked, p.Name)
 	}
 	if sp.CheckDeadlock {
-		r.Checked = append(r.Checked, "Deadlock")
+		e.r.Checked = append(e.r.Checked, "Deadlock")
 	}
+	return e
+}
 
-	trace := func(id int) []Step[S] {
-		var rev []Step[S]
-		for ; id >= 0; id = parent[id] {
-			rev = append(rev, Step[S]{parentAct[id], g.States[id]})
-		}
-		for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
-			rev[i], rev[j] = rev[j], rev[i]
-		}
-		return rev
+// run explores breadth-first. The queue is the state list itself:
+// g.States[cur:] are found and not yet expanded.
+func (e *explorer[S]) run(ctx context.Context) (*Result[S], error) {
+	if err := e.initial(); err != nil {
+		return nil, err
 	}
-	report := func(kind ViolationKind, name string, t []Step[S]) {
-		if broken[name] {
-			return
-		}
-		broken[name] = true
-		r.Violations = append(r.Violations, Violation[S]{kind, name, t})
-	}
-	var boundErr error
-	add := func(s S, from int, act string, level int) int {
-		if id, ok := ids[s]; ok {
-			return id
-		}
-		id := len(g.States)
-		if opt.MaxStates > 0 && id >= opt.MaxStates {
-			boundErr = fmt.Errorf("%s: %w (%d)", sp.Name, ErrTooManyStates, opt.MaxStates)
-			return -1
-		}
-		ids[s] = id
-		g.States = append(g.States, s)
-		g.Level = append(g.Level, level)
-		parent = append(parent, from)
-		parentAct = append(parentAct, act)
-		for _, inv := range sp.Invariants { // report every broken invariant, not just the first
-			if !broken[inv.Name] && !inv.Holds(s) {
-				report(InvariantViolation, inv.Name, trace(id))
-			}
-		}
-		return id
-	}
-
-	for _, s := range sp.Init() {
-		id := add(s, -1, "Init", 0)
-		if id < 0 {
-			return nil, boundErr
-		}
-		if len(g.Init) == 0 || g.Init[len(g.Init)-1] != id {
-			g.Init = append(g.Init, id)
-		}
-	}
-	// One emit function serves every expansion; it reads the state being
-	// expanded and the action taken from these variables.
-	var (
-		cur, first, out int // first: this state's out-edges are g.Edges[first:]
-		src             S
-		act             string
-	)
-	emit := func(t S) {
-		if boundErr != nil {
-			return
-		}
-		to := add(t, cur, act, g.Level[cur]+1)
-		if to < 0 {
-			return
-		}
-		out++
-		for _, d := range g.Edges[first:] { // duplicates can only come from this state
-			if d.To == to && d.Action == act {
-				return
-			}
-		}
-		g.Edges = append(g.Edges, Edge{cur, to, act})
-		if src == t {
-			return // stuttering satisfies every property
-		}
-		for _, p := range sp.Properties {
-			if !broken[p.Name] && !p.Holds(src, act, t) {
-				report(PropertyViolation, p.Name, append(trace(cur), Step[S]{act, t}))
-			}
-		}
-	}
-	for cur = 0; cur < len(g.States); cur++ {
+	for cur := 0; cur < len(e.g.States); cur++ {
 		if cur%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 		}
-		src, out, first = g.States[cur], 0, len(g.Edges)
-		for ai := range sp.Actions {
-			a := &sp.Actions[ai]
-			if a.Guard(src) != "" {
-				continue
-			}
-			act = a.Name
-			a.Next(src, emit)
-			if boundErr != nil {
-				return nil, boundErr
-			}
-		}
-		if out == 0 {
-			if sp.Terminal != nil && sp.Terminal(src) {
-				g.Stutters = append(g.Stutters, cur)
-			} else if sp.CheckDeadlock {
-				report(Deadlock, "Deadlock", trace(cur))
-			}
-		}
-		if l := g.Level[cur] + 1; l > r.Depth {
-			r.Depth = l
+		if err := e.expand(cur); err != nil {
+			return nil, err
 		}
 	}
-	return r, nil
+	return e.r, nil
+}
+
+// initial adds the initial states, each once however often Init lists it.
+func (e *explorer[S]) initial() error {
+	for _, s := range e.sp.Init() {
+		id, isNew, err := e.add(s, -1, "Init", 0)
+		if err != nil {
+			return err
+		}
+		if isNew {
+			e.g.Init = append(e.g.Init, id)
+		}
+	}
+	return nil
+}
+
+// add returns the ID of s, first adding it (found from state from by act,
+// at breadth-first level level) and checking the invariants in it if it is
+// new. It returns an error wrapping ErrTooManyStates if s is new and the
+// bound is reached.
+func (e *explorer[S]) add(s S, from int, act string, level int) (id int, isNew bool, err error) {
+	if id, ok := e.ids[s]; ok {
+		return id, false, nil
+	}
+	id = len(e.g.States)
+	if e.opt.MaxStates > 0 && id >= e.opt.MaxStates {
+		return -1, false, fmt.Errorf("%s: %w (%d)", e.sp.Name, ErrTooManyStates, e.opt.MaxStates)
+	}
+	e.ids[s] = id
+	e.g.States = append(e.g.States, s)
+	e.g.Level = append(e.g.Level, level)
+	e.parent = append(e.parent, from)
+	e.parentAct = append(e.parentAct, act)
+	e.checkInvariants(id, s)
+	return id, true, nil
+}
+
+// expand adds the successors of state cur under every enabled action, the
+// edges to them, and notes a state without successors as terminal
+// stuttering or a deadlock.
+func (e *explorer[S]) expand(cur int) error {
+	src := e.g.States[cur]
+	e.src, e.cur, e.level, e.out, e.first = src, cur, e.g.Level[cur]+1, 0, len(e.g.Edges)
+	for ai := range e.sp.Actions {
+		a := &e.sp.Actions[ai]
+		if a.Guard(src) != "" {
+			continue
+		}
+		e.act = a.Name
+		a.Next(src, e.emitFn)
+		if e.err != nil {
+			return e.err
+		}
+	}
+	if e.out == 0 {
+		e.stuck(cur)
+	}
+	e.r.Depth = max(e.r.Depth, e.level)
+	return nil
+}
+
+// emit takes one successor t of the expansion in progress: it adds t, the
+// edge to it unless this state already has it, and checks the properties
+// on the step.
+func (e *explorer[S]) emit(t S) {
+	if e.err != nil {
+		return
+	}
+	cur, act := e.cur, e.act
+	to, _, err := e.add(t, cur, act, e.level)
+	if err != nil {
+		e.err = err
+		return
+	}
+	e.out++
+	for _, d := range e.g.Edges[e.first:] { // duplicates can only come from this state
+		if d.To == to && d.Action == act {
+			return
+		}
+	}
+	e.g.Edges = append(e.g.Edges, Edge{cur, to, act})
+	e.checkStep(t)
+}
+
+// checkInvariants reports every invariant (not just the first) broken in
+// s, the new state id.
+func (e *explorer[S]) checkInvariants(id int, s S) {
+	for _, inv := range e.sp.Invariants {
+		if !e.broken[inv.Name] && !inv.Holds(s) {
+			e.report(InvariantViolation, inv.Name, e.trace(id))
+		}
+	}
+}
+
+// checkStep reports the properties broken by the step from the state being
+// expanded to t under the current action. Stuttering satisfies every
+// property.
+func (e *explorer[S]) checkStep(t S) {
+	src, act := e.src, e.act
+	if src == t {
+		return
+	}
+	for _, p := range e.sp.Properties {
+		if !e.broken[p.Name] && !p.Holds(src, act, t) {
+			e.report(PropertyViolation, p.Name, append(e.trace(e.cur), Step[S]{act, t}))
+		}
+	}
+}
+
+// stuck handles state id, which has no successor: declared terminal
+// stuttering, or else a deadlock if the spec checks for them.
+func (e *explorer[S]) stuck(id int) {
+	switch {
+	case e.sp.Terminal != nil && e.sp.Terminal(e.g.States[id]):
+		e.g.Stutters = append(e.g.Stutters, id)
+	case e.sp.CheckDeadlock:
+		e.report(Deadlock, "Deadlock", e.trace(id))
+	}
+}
+
+// report records the first violation of the check name; later ones are
+// no shorter, breadth-first, and are dropped.
+func (e *explorer[S]) report(kind ViolationKind, name string, t []Step[S]) {
+	if e.broken[name] {
+		return
+	}
+	e.broken[name] = true
+	e.r.Violations = append(e.r.Violations, Violation[S]{kind, name, t})
+}
+
+// trace returns the breadth-first path from an initial state to state id:
+// a shortest behaviour reaching it.
+func (e *explorer[S]) trace(id int) []Step[S] {
+	var rev []Step[S]
+	for ; id >= 0; id = e.parent[id] {
+		rev = append(rev, Step[S]{e.parentAct[id], e.g.States[id]})
+	}
+	slices.Reverse(rev)
+	return rev
 }

@@ -3,6 +3,7 @@ package model_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/tracecheck/tracecheck/model"
@@ -117,5 +118,46 @@ func TestSpecHelpers(t *testing.T) {
 	}
 	if sp.CheckStep(1, "Inc", 3) != "StepByOne" || sp.CheckStep(1, "Inc", 1) != "" {
 		t.Error("CheckStep")
+	}
+}
+
+// TestExploreInitDuplicates: Init may list a state more than once, adjacent
+// or not; the graph lists each initial state once, in first-listed order.
+func TestExploreInitDuplicates(t *testing.T) {
+	tests := []struct {
+		name  string
+		init  []int
+		want  []int // Graph.States[Graph.Init[i]]
+		depth int
+	}{
+		{"none", []int{0, 1}, []int{0, 1}, 1},
+		{"adjacent", []int{0, 0, 1}, []int{0, 1}, 1},
+		{"non-adjacent", []int{0, 1, 0}, []int{0, 1}, 1},
+		{"interleaved", []int{2, 1, 2, 1, 0, 2}, []int{2, 1, 0}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sp := &model.Spec[int]{
+				Name:      "inits",
+				Vars:      []string{"x"},
+				Valuation: func(x int) []model.Value { return []model.Value{model.Int(int64(x))} },
+				Init:      func() []int { return tt.init },
+				Terminal:  func(int) bool { return true },
+			}
+			r, err := model.Explore(context.Background(), sp, model.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []int
+			for _, id := range r.Graph.Init {
+				got = append(got, r.Graph.States[id])
+			}
+			if !slices.Equal(got, tt.want) || r.States() != len(tt.want) {
+				t.Errorf("initial states %v (%d states), want %v", got, r.States(), tt.want)
+			}
+			if r.Depth != tt.depth {
+				t.Errorf("depth %d, want %d", r.Depth, tt.depth)
+			}
+		})
 	}
 }

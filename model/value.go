@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Kind is the sort of a [Value].
@@ -18,10 +19,10 @@ const (
 	KindBool                // TRUE, FALSE
 	KindInt                 // a 64-bit integer
 	KindString              // "text"
-	KindSeq                 // <<a, b>>: sequences and tuples
-	KindSet                 // {a, b}: kept sorted and without duplicates
-	KindRecord              // [f |-> a]: kept sorted by field name
-	KindFunc                // (k :> v @@ ...): kept sorted by key
+	KindSeq                 // <<a, b>>: sequences and tuples (functions on 1..n)
+	KindSet                 // {a, b}: kept in TLC's order and without duplicates
+	KindRecord              // [f |-> a]: functions on strings, kept sorted by field name
+	KindFunc                // (k :> v @@ ...): every other function, kept in TLC's order of keys
 )
 
 var kindNames = [...]string{"invalid", "bool", "int", "string", "seq", "set", "record", "func"}
@@ -36,7 +37,8 @@ func (k Kind) String() string {
 
 // Value is an immutable spec value. Construct one with [Bool], [Int], [Str],
 // [Seq], [Set], [Record] or [Func]; compare with [Value.Equal] or
-// [Compare]. Its String form is TLA+ syntax, the same text TLC prints.
+// [Compare]. Its String form is TLA+ syntax, the text TLC prints
+// (see [Value.String]).
 type Value struct {
 	kind  Kind
 	b     bool
@@ -58,7 +60,8 @@ func Str(s string) Value { return Value{kind: KindString, s: s} }
 // Seq returns a sequence (or tuple) of the given elements.
 func Seq(elems ...Value) Value { return Value{kind: KindSeq, elems: slices.Clone(elems)} }
 
-// Set returns the set of the given elements, sorted and without duplicates.
+// Set returns the set of the given elements, in TLC's order (see [Compare])
+// and without duplicates.
 func Set(elems ...Value) Value {
 	e := slices.Clone(elems)
 	slices.SortFunc(e, Compare)
@@ -84,8 +87,14 @@ func Record(fields ...Field) Value {
 	return v
 }
 
-// Func returns the function mapping keys[i] to vals[i]. It returns an error if
-// the slices differ in length.
+// Func returns the function mapping keys[i] to vals[i]; a key given twice
+// keeps its last value. It returns an error if the slices differ in length.
+//
+// In TLA+ a sequence is a function on 1..n and a record a function on
+// strings, and TLC prints such functions as sequences and records. So does
+// Func: a function whose domain is 1..n, or empty, is the sequence
+// (KindSeq), and one whose domain holds only strings is the record
+// (KindRecord), equal to the value [Seq] or [Record] builds.
 func Func(keys, vals []Value) (Value, error) {
 	if len(keys) != len(vals) {
 		return Value{}, fmt.Errorf("model: function with %d keys and %d values", len(keys), len(vals))
@@ -95,8 +104,34 @@ func Func(keys, vals []Value) (Value, error) {
 		pairs[i] = pair{keys[i], vals[i]}
 	}
 	v := fromPairs(pairs)
-	v.kind = KindFunc
+	switch {
+	case isSeqDomain(v.keys):
+		return Value{kind: KindSeq, elems: v.elems}, nil
+	case allStrings(v.keys):
+		v.kind = KindRecord
+	default:
+		v.kind = KindFunc
+	}
 	return v, nil
+}
+
+// isSeqDomain reports whether sorted keys are 1..len(keys).
+func isSeqDomain(keys []Value) bool {
+	for i, k := range keys {
+		if k.kind != KindInt || k.i != int64(i+1) {
+			return false
+		}
+	}
+	return true
+}
+
+func allStrings(keys []Value) bool {
+	for _, k := range keys {
+		if k.kind != KindString {
+			return false
+		}
+	}
+	return true
 }
 
 type pair struct{ k, v Value }
@@ -157,8 +192,16 @@ func (v Value) Keys() []Value { return v.keys }
 // Equal reports whether two values are the same.
 func (v Value) Equal(w Value) bool { return Compare(v, w) == 0 }
 
-// Compare orders values: first by kind, then by content. It is the order in
-// which sets keep their elements.
+// Compare orders values: first by kind, then as TLC orders values of one
+// kind, which is the order in which sets keep their elements and functions
+// their keys, and so the order String prints them in. FALSE comes before
+// TRUE and integers go by value. Sequences, sets, records and functions go
+// by size first (the shorter first, as TLC's compareTo does), then key by
+// key (record field names, function domains), then element by element.
+// Strings, and so record field names, go by their bytes: TLC orders them by
+// when it first met them (its UniqueString tokens), which depends on the
+// spec's text and not on the value, and which no order on values can
+// reproduce.
 func Compare(a, b Value) int {
 	if c := cmp.Compare(a.kind, b.kind); c != 0 {
 		return c
@@ -171,10 +214,20 @@ func Compare(a, b Value) int {
 	case KindString:
 		return strings.Compare(a.s, b.s)
 	}
-	if c := slices.CompareFunc(a.keys, b.keys, Compare); c != 0 {
+	if c := cmp.Compare(len(a.elems), len(b.elems)); c != 0 {
 		return c
 	}
-	return slices.CompareFunc(a.elems, b.elems, Compare)
+	for i := range a.keys { // records and functions: as many keys as elements
+		if c := Compare(a.keys[i], b.keys[i]); c != 0 {
+			return c
+		}
+	}
+	for i := range a.elems {
+		if c := Compare(a.elems[i], b.elems[i]); c != 0 {
+			return c
+		}
+	}
+	return 0
 }
 
 func boolInt(b bool) int {
@@ -184,7 +237,21 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// String returns the value in TLA+ syntax, as TLC prints it.
+// String returns the value in TLA+ syntax as TLC prints it (the toString
+// of TLC's values): TRUE and FALSE; integers in decimal; strings in double
+// quotes with TLC's escapes \" \\ \t \n \f \r and every other byte as
+// itself; sequences <<a, b>>; sets {a, b}; records [a |-> 1, b |-> 2];
+// other functions (k :> v @@ ...), with their elements, fields and keys in
+// the order of [Compare]. As TLC does, it prints the empty sequence (and
+// the empty function) <<>> and the empty record [], and a record one of
+// whose field names is not a TLA+ name (letters, digits and underscores,
+// with a letter; not WF_ or SF_ followed by more) as the function it is:
+// ("a b" :> 1). The invalid (zero) Value prints as <invalid>.
+//
+// It is the one printer of TLA+ values in tracecheck: models, divergence
+// reports, counterexamples, charts and the conformance gate all print
+// through it, and conform.ParseTLAValue reads what it prints of a valid
+// value whose strings are UTF-8 back to an equal value.
 func (v Value) String() string {
 	var sb strings.Builder
 	v.write(&sb)
@@ -200,13 +267,14 @@ func (v Value) write(sb *strings.Builder) {
 			sb.WriteString("FALSE")
 		}
 	case KindInt:
-		sb.WriteString(strconv.FormatInt(v.i, 10))
+		var buf [20]byte
+		sb.Write(strconv.AppendInt(buf[:0], v.i, 10))
 	case KindString:
-		sb.WriteString(strconv.Quote(v.s))
+		writeString(sb, v.s)
 	case KindSeq, KindSet:
-		open, close := "<<", ">>"
+		open, closing := "<<", ">>"
 		if v.kind == KindSet {
-			open, close = "{", "}"
+			open, closing = "{", "}"
 		}
 		sb.WriteString(open)
 		for i, e := range v.elems {
@@ -215,9 +283,13 @@ func (v Value) write(sb *strings.Builder) {
 			}
 			e.write(sb)
 		}
-		sb.WriteString(close)
+		sb.WriteString(closing)
 	case KindRecord:
-		sb.WriteString("[")
+		if !v.namesOnly() {
+			v.writeFunc(sb)
+			return
+		}
+		sb.WriteByte('[')
 		for i, k := range v.keys {
 			if i > 0 {
 				sb.WriteString(", ")
@@ -226,23 +298,92 @@ func (v Value) write(sb *strings.Builder) {
 			sb.WriteString(" |-> ")
 			v.elems[i].write(sb)
 		}
-		sb.WriteString("]")
+		sb.WriteByte(']')
 	case KindFunc:
-		if len(v.keys) == 0 {
-			sb.WriteString("<<>>") // TLC prints the empty function as the empty sequence
-			return
-		}
-		sb.WriteString("(")
-		for i, k := range v.keys {
-			if i > 0 {
-				sb.WriteString(" @@ ")
-			}
-			k.write(sb)
-			sb.WriteString(" :> ")
-			v.elems[i].write(sb)
-		}
-		sb.WriteString(")")
+		v.writeFunc(sb)
 	default:
 		sb.WriteString("<invalid>")
 	}
+}
+
+// writeFunc writes a record or function as (k :> v @@ ...).
+func (v Value) writeFunc(sb *strings.Builder) {
+	if len(v.keys) == 0 {
+		sb.WriteString("<<>>")
+		return
+	}
+	sb.WriteByte('(')
+	for i, k := range v.keys {
+		if i > 0 {
+			sb.WriteString(" @@ ")
+		}
+		k.write(sb)
+		sb.WriteString(" :> ")
+		v.elems[i].write(sb)
+	}
+	sb.WriteByte(')')
+}
+
+// writeString writes s quoted as TLC's StringValue.PrintVersion does: only
+// " \ tab, newline, form feed and carriage return are escaped.
+func writeString(sb *strings.Builder, s string) {
+	sb.WriteByte('"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		var esc string
+		switch s[i] {
+		case '"':
+			esc = `\"`
+		case '\\':
+			esc = `\\`
+		case '\t':
+			esc = `\t`
+		case '\n':
+			esc = `\n`
+		case '\f':
+			esc = `\f`
+		case '\r':
+			esc = `\r`
+		default:
+			continue
+		}
+		sb.WriteString(s[start:i])
+		sb.WriteString(esc)
+		start = i + 1
+	}
+	sb.WriteString(s[start:])
+	sb.WriteByte('"')
+}
+
+// namesOnly reports whether every field name of a record is a name as
+// TLC's FcnRcdValue.isName has it, so that the record prints as [f |-> v].
+func (v Value) namesOnly() bool {
+	for _, k := range v.keys {
+		if !isName(k.s) {
+			return false
+		}
+	}
+	return true
+}
+
+// isName reports whether TLC prints s as a record field name, [s |-> v],
+// rather than as a function key, ("s" :> v): whether s is letters, digits
+// and underscores (letters and digits of Unicode's Basic Multilingual
+// Plane), with at least one letter, and does not begin with WF_ or SF_
+// followed by more.
+func isName(s string) bool {
+	letter := false
+	for _, r := range s {
+		switch {
+		case r == '_':
+		case r > 0xFFFF: // Java's Character.isLetterOrDigit(char) sees a surrogate
+			return false
+		case unicode.IsLetter(r):
+			letter = true
+		case unicode.IsDigit(r):
+		default:
+			return false
+		}
+	}
+	return letter && (len(s) < 4 || !strings.HasPrefix(s, "WF_") && !strings.HasPrefix(s, "SF_"))
 }

@@ -743,3 +743,38 @@ func clip(s string) string {
 	}
 	return s
 }
+
+// A trace's strings never reach the terminal as control characters:
+// reports print them as \uXXXX (TLA+ values print strings raw, as TLC
+// does), and JSON output stays valid with the same values.
+func TestOutputEscapesControlCharacters(t *testing.T) {
+	evil := "Ready\u001b[2J\u001b]0;pwned\u0007\u0085\u202e"
+	tr := `{"v":1,"instance":"r\u001b[31m","seq":0,"action":"Init","state":{"phase":"Ready","verified":false,"published":false}}` + "\n" +
+		`{"v":1,"instance":"r\u001b[31m","seq":1,"action":"ExecutePython","state":{"phase":"` + strings.ReplaceAll(strings.ReplaceAll(evil, "\u001b", `\u001b`), "\u0007", `\u0007`) + `"}}` + "\n"
+	p := writeTemp(t, "evil.ndjson", tr)
+	for _, args := range [][]string{{"check", p}, {"replay", p}, {"check", "--json", p}, {"export", "--itf", p}} {
+		out, errs, _ := runCLI(t, args...)
+		for _, s := range []string{out, errs} {
+			for _, r := range s {
+				if r != '\n' && r != '\t' && (r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) || r == 0x202e) {
+					t.Fatalf("%v printed the control character %U:\n%q", args, r, s)
+				}
+			}
+		}
+		if args[1] == "--json" {
+			var v struct {
+				Reports []struct {
+					Instances []struct {
+						Instance string `json:"instance"`
+					} `json:"instances"`
+				} `json:"reports"`
+			}
+			if err := json.Unmarshal([]byte(out), &v); err != nil || len(v.Reports) != 1 || v.Reports[0].Instances[0].Instance != "r\u001b[31m" {
+				t.Fatalf("JSON output %v: %+v\n%s", err, v, out)
+			}
+		}
+		if args[0] == "check" && args[1] != "--json" && !strings.Contains(out, `\u001b[2J`) {
+			t.Errorf("the escape is not shown as \\u001b:\n%s", out)
+		}
+	}
+}

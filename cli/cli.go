@@ -164,13 +164,18 @@ func newApp(cfg Config) (*app, error) {
 
 // builtins are the spec commands every command line has.
 func (a *app) builtins() []Command {
+	// What they print passes through safe: a trace's strings never reach
+	// a terminal as control characters.
+	guard := func(run func([]string, io.Writer, io.Writer) int) func([]string, io.Writer, io.Writer) int {
+		return func(args []string, stdout, stderr io.Writer) int { return run(args, safe(stdout), safe(stderr)) }
+	}
 	return []Command{
-		{"explore", "explore a spec's transcription exhaustively and check its properties, as TLC does", a.runExplore},
-		{"chart", "draw a spec's state graph (Mermaid, DOT or JSON)", a.runChart},
-		{"check", "validate NDJSON or ITF traces against a spec: valid, violation or incomplete", a.runCheck},
-		{"replay", "replay a trace step by step: each event with the spec state and enabled actions", a.runReplay},
-		{"coverage", "say which transitions of a spec's state graph the traces exercised", a.runCoverage},
-		{"export", "convert traces between NDJSON and ITF (Apalache/Quint Informal Trace Format)", a.runExport},
+		{"explore", "explore a spec's transcription exhaustively and check its properties, as TLC does", guard(a.runExplore)},
+		{"chart", "draw a spec's state graph (Mermaid, DOT or JSON)", guard(a.runChart)},
+		{"check", "validate NDJSON or ITF traces against a spec: valid, violation or incomplete", guard(a.runCheck)},
+		{"replay", "replay a trace step by step: each event with the spec state and enabled actions", guard(a.runReplay)},
+		{"coverage", "say which transitions of a spec's state graph the traces exercised", guard(a.runCoverage)},
+		{"export", "convert traces between NDJSON and ITF (Apalache/Quint Informal Trace Format)", guard(a.runExport)},
 	}
 }
 

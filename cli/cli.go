@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -29,7 +30,8 @@ const (
 // trace's spec.
 type Spec struct {
 	// Name names the spec on the command line (explore NAME, check
-	// --model NAME). It must be unique, without spaces.
+	// --model NAME). It must be unique, without spaces. Default: the
+	// transcription's name (Model.Name()).
 	Name string
 	// Doc says in one line what the spec models.
 	Doc string
@@ -130,8 +132,12 @@ func newApp(cfg Config) (*app, error) {
 		a.stdin = os.Stdin
 	}
 	seen := map[string]bool{}
+	a.specs = slices.Clone(a.specs)
 	for i := range a.specs {
 		s := &a.specs[i]
+		if s.Name == "" && s.Model != nil {
+			s.Name = s.Model.Name()
+		}
 		if s.Name == "" || strings.ContainsAny(s.Name, " \t\n") || s.Model == nil {
 			return nil, fmt.Errorf("spec %d: a spec needs a name without spaces and a model", i)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/tracecheck/tracecheck/cli"
 	"github.com/tracecheck/tracecheck/harness/sessioncheck"
 	"github.com/tracecheck/tracecheck/impl/session"
+	"github.com/tracecheck/tracecheck/internal/bundled"
 	"github.com/tracecheck/tracecheck/spec"
 	"github.com/tracecheck/tracecheck/trace"
 )
@@ -78,7 +79,7 @@ func runSessionDemo(args []string, stdout, stderr io.Writer) int {
 	w := trace.NewWriter(&buf)
 	// The trace says what it is: spec/session.fizz, by its hash.
 	h, _ := spec.SHA256(spec.SessionFiles...)
-	if err := w.WriteHeader(trace.Header{Spec: "session", SpecSHA256: h, Emitter: "tracecheck session-demo (impl/session)"}); err != nil {
+	if err := w.WriteHeader(trace.Header{Spec: bundled.Session().Name, SpecSHA256: h, Emitter: "tracecheck session-demo (impl/session)"}); err != nil {
 		fmt.Fprintf(stderr, "tracecheck session-demo: %v\n", err)
 		return exitInput
 	}

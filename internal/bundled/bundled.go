@@ -31,15 +31,16 @@ func Specs() []cli.Spec {
 
 // Program is spec/Program.tla, drawn with seed 000's chart labels.
 func Program() cli.Spec {
+	m := cli.Of(program.Spec(), chart.Style[program.State]{
+		State: func(s program.State) string { return s.Phase.String() },
+		Edge:  func(a string) string { return program.Labels[a] },
+	})
 	return cli.Spec{
-		Name:   "program",
+		Name:   m.Name(),
 		Doc:    "Python execution and checkpoint publication (seed 000, spec/Program.tla)",
 		Files:  []string{"spec/Program.tla", "spec/Program.cfg"},
 		SHA256: hash(spec.ProgramFiles),
-		Model: cli.Of(program.Spec(), chart.Style[program.State]{
-			State: func(s program.State) string { return s.Phase.String() },
-			Edge:  func(a string) string { return program.Labels[a] },
-		}),
+		Model:  m,
 	}
 }
 
@@ -56,12 +57,13 @@ var sessionMutants = []struct {
 
 // Session is spec/session.fizz and its mutants.
 func Session() cli.Spec {
+	m := cli.Of(session.Spec(session.Options{}))
 	s := cli.Spec{
-		Name:   "session",
+		Name:   m.Name(),
 		Doc:    "the realtime session hierarchy (seed 001, spec/session.fizz)",
 		Files:  []string{"spec/session.fizz"},
 		SHA256: hash(spec.SessionFiles),
-		Model:  cli.Of(session.Spec(session.Options{})),
+		Model:  m,
 	}
 	for _, m := range sessionMutants {
 		s.Mutants = append(s.Mutants, cli.Mutant{Name: m.opt.String(), Doc: m.doc, Breaks: "ChildrenDieWithParent",

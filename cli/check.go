@@ -112,6 +112,26 @@ func (a *app) addTraceFlags(fs *flag.FlagSet) traceFlags {
 	}
 }
 
+// traceArgs parses the arguments of a command that reads traces (check,
+// replay, coverage): its flags, the trace flags, and files, of which
+// count must accept how many there are (else want is printed). It
+// returns the files, or an exit code >= 0 when the command must stop.
+func (a *app) traceArgs(fs *flag.FlagSet, tf traceFlags, args []string, stderr io.Writer, want string, count func(int) bool) ([]string, int) {
+	files, code := Parse(fs, args)
+	if code >= 0 {
+		return nil, code
+	}
+	if !a.validate(tf, fs.Name(), stderr) {
+		return nil, ExitUsage
+	}
+	if !count(len(files)) {
+		fmt.Fprintf(stderr, "tracecheck %s: %s\n", fs.Name(), want)
+		fs.Usage()
+		return nil, ExitUsage
+	}
+	return files, -1
+}
+
 func (a *app) validate(f traceFlags, cmd string, stderr io.Writer) bool {
 	if *f.model != "" {
 		if _, ok := a.model(*f.model); !ok {
@@ -348,17 +368,9 @@ func (a *app) runCheck(args []string, stdout, stderr io.Writer) int {
 	last := fs.Int("last", check.DefaultLast, "show the last `K` matched events in a divergence report")
 	live := fs.Bool("live", false, "mark each violation as it is seen and flush every line; list no valid instance (text output only)")
 	quiet := fs.Bool("q", false, fmt.Sprintf("list no valid instance and only the first %d violating or incomplete ones of each file", quietMax))
-	files, code := Parse(fs, args)
+	files, code := a.traceArgs(fs, tf, args, stderr, "no trace given (name files, or - for standard input)", func(n int) bool { return n > 0 })
 	if code >= 0 {
 		return code
-	}
-	if !a.validate(tf, "check", stderr) {
-		return ExitUsage
-	}
-	if len(files) == 0 {
-		fmt.Fprintln(stderr, "tracecheck check: no trace given (name files, or - for standard input)")
-		fs.Usage()
-		return ExitUsage
 	}
 	if *last < 0 {
 		fmt.Fprintln(stderr, "tracecheck check: --last must not be negative")

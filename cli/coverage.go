@@ -25,17 +25,9 @@ func (a *app) runCoverage(args []string, stdout, stderr io.Writer) int {
 	fs := NewFlagSet("coverage", coverageSynopsis, stderr)
 	tf := a.addTraceFlags(fs)
 	asJSON := fs.Bool("json", false, "write the coverage as JSON")
-	files, code := Parse(fs, args)
+	files, code := a.traceArgs(fs, tf, args, stderr, "no trace given", func(n int) bool { return n > 0 })
 	if code >= 0 {
 		return code
-	}
-	if !a.validate(tf, "coverage", stderr) {
-		return ExitUsage
-	}
-	if len(files) == 0 {
-		fmt.Fprintln(stderr, "tracecheck coverage: no trace given")
-		fs.Usage()
-		return ExitUsage
 	}
 	files, err := expandDirs(files)
 	if err != nil {

@@ -28,17 +28,9 @@ func (a *app) runReplay(args []string, stdout, stderr io.Writer) int {
 	tf := a.addTraceFlags(fs)
 	only := fs.String("instance", "", "print only the steps of instance `NAME`")
 	asJSON := fs.Bool("json", false, "write NDJSON: one object a step, then {\"report\": ...}")
-	files, code := Parse(fs, args)
+	files, code := a.traceArgs(fs, tf, args, stderr, "want exactly one trace", func(n int) bool { return n == 1 })
 	if code >= 0 {
 		return code
-	}
-	if !a.validate(tf, "replay", stderr) {
-		return ExitUsage
-	}
-	if len(files) != 1 {
-		fmt.Fprintln(stderr, "tracecheck replay: want exactly one trace")
-		fs.Usage()
-		return ExitUsage
 	}
 	r, name, m, closeFile, err := a.openTrace(files[0], *tf.model, *tf.maxLine, *tf.maxITF)
 	if err != nil {

@@ -54,7 +54,7 @@ lint:
 # Every benchmark (figures in README.md): the explorer, trace validation,
 # the session coordinators and the publisher (1 GiB). BENCHTIME=5x for
 # steadier explorer/trace numbers; bench-tlc also needs TLA2TOOLS.
-bench: bench-explore bench-trace bench-check bench-session bench-publish
+bench: bench-explore bench-trace bench-check bench-graph bench-session bench-publish
 
 bench-explore:
 	$(GO) test -run '^$$' -bench 'BenchmarkExplore' -benchmem -benchtime $(BENCHTIME) ./model/
@@ -102,6 +102,12 @@ bench-trace:
 bench-check:
 	$(GO) test -run '^$$' -bench 'BenchmarkCheckInstances' -benchmem -benchtime $(BENCHTIME) -count 5 -cpu 1 ./check/
 	$(GO) test -run '^$$' -bench 'BenchmarkCheckCLI' -benchtime $(BENCHTIME) -count 5 -cpu 1 ./cmd/tracecheck/
+
+# Checking against the Go transcription and against TLC's own graph
+# (check --graph) on the same 1,000,000 Program events, one core.
+.PHONY: bench-graph
+bench-graph:
+	$(GO) test -run '^$$' -bench 'BenchmarkGraphSpec' -benchtime $(BENCHTIME) -count 5 -cpu 1 ./conform/
 
 # Fuzz the trace decoders (NDJSON, ITF) and the validation engine, seeded from traces/
 # (FUZZTIME each; the seed corpus also runs in plain `go test`).

@@ -17,10 +17,12 @@ import (
 	"syscall"
 
 	"github.com/tracecheck/tracecheck/check"
+	"github.com/tracecheck/tracecheck/conform"
+	"github.com/tracecheck/tracecheck/model"
 	"github.com/tracecheck/tracecheck/trace"
 )
 
-const checkSynopsis = `[--model M] [--json] [-q] [--last K] [--live] [--max-line N] [--max-itf N] FILE|DIR...|-
+const checkSynopsis = `[--model M | --graph DUMP] [--json] [-q] [--last K] [--live] [--max-line N] [--max-itf N] FILE|DIR...|-
 
 Validates each trace (NDJSON, docs/trace-format.md, or an ITF document,
 docs/itf.md; "-" reads standard input; a directory stands for the *.ndjson
@@ -35,6 +37,14 @@ the candidate states and enabled actions before it, why the action did not
 fit, a -want +got diff and the last K matched events), or incomplete (ends
 where the spec does not stop, inside a composite step, or on a truncated
 line; never reported as valid).
+
+--graph checks against a state graph the real TLC or FizzBee computed
+instead, with no Go transcription: a TLC DOT dump (tlc -dump
+dot,actionlabels FILE) or a FizzBee dump directory (nodes_*.pb,
+adjacency_lists_*.pb). Its states and labelled edges are exactly the
+tool's; an action with arguments (Request("a")) is matched by its name.
+Reports then give candidates, enabled actions and a state diff, but no
+guard in the spec's words.
 
 Models: MODELS. Without --model the model is inferred from the trace: the
 first event whose action (or else whose variables) only one spec has
@@ -100,6 +110,7 @@ const quietMax = 10
 // traceFlags are the flags check, replay and coverage share.
 type traceFlags struct {
 	model   *string
+	graph   *string
 	maxLine *int
 	maxITF  *int64
 }
@@ -107,6 +118,7 @@ type traceFlags struct {
 func (a *app) addTraceFlags(fs *flag.FlagSet) traceFlags {
 	return traceFlags{
 		model:   fs.String("model", "", "the `model` to check against: "+a.modelList()+" (default: inferred)"),
+		graph:   fs.String("graph", "", "check against the state graph TLC or FizzBee computed, with no transcription: a TLC DOT dump (-dump dot,actionlabels) or a FizzBee dump `directory`"),
 		maxLine: fs.Int("max-line", 0, "longest accepted line in `bytes` (default 1 MiB)"),
 		maxITF:  fs.Int64("max-itf", trace.DefaultMaxITF, "largest accepted ITF document in `bytes`"),
 	}
@@ -124,6 +136,20 @@ func (a *app) traceArgs(fs *flag.FlagSet, tf traceFlags, args []string, stderr i
 	if !a.validate(tf, fs.Name(), stderr) {
 		return nil, ExitUsage
 	}
+	if *tf.graph != "" {
+		g, err := conform.LoadGraph(*tf.graph)
+		if err == nil {
+			var sp *model.Spec[int]
+			if sp, err = conform.Spec(g, "graph:"+filepath.Base(*tf.graph)); err == nil {
+				m := Of(sp)
+				a.graph = &namedModel{name: sp.Name, spec: &Spec{Name: sp.Name, Model: m}, model: m}
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "tracecheck %s: --graph: %v\n", fs.Name(), err)
+			return nil, ExitInput
+		}
+	}
 	if !count(len(files)) {
 		fmt.Fprintf(stderr, "tracecheck %s: %s\n", fs.Name(), want)
 		fs.Usage()
@@ -133,7 +159,13 @@ func (a *app) traceArgs(fs *flag.FlagSet, tf traceFlags, args []string, stderr i
 }
 
 func (a *app) validate(f traceFlags, cmd string, stderr io.Writer) bool {
-	if *f.model != "" {
+	if *f.model != "" && *f.graph != "" {
+		fmt.Fprintf(stderr, "tracecheck %s: --model and --graph do not go together\n", cmd)
+		return false
+	}
+	if *f.graph != "" {
+		// The graph is the model.
+	} else if *f.model != "" {
 		if _, ok := a.model(*f.model); !ok {
 			fmt.Fprintf(stderr, "tracecheck %s: unknown model %q (want %s)\n", cmd, *f.model, a.modelList())
 			return false
@@ -248,6 +280,9 @@ func (a *app) pick(name, modelName string, head []byte) (namedModel, error) {
 	h, hasHeader := headerIn(head)
 	var m namedModel
 	switch {
+	case a.graph != nil:
+		m = *a.graph
+		m.how = byFlag
 	case modelName != "":
 		m, _ = a.model(modelName)
 		m.how = byFlag

@@ -778,3 +778,43 @@ func TestOutputEscapesControlCharacters(t *testing.T) {
 		}
 	}
 }
+
+// check --graph validates traces against the graph the real tool dumped,
+// with the verdicts and violation lines the transcription gives.
+func TestCheckGraph(t *testing.T) {
+	tlc := filepath.Join("..", "formal-verification", "reports", "tlc-program", "states.dot")
+	fizz := filepath.Join("..", "formal-verification", "reports", "fizzbee-session")
+	for _, c := range []struct {
+		args []string
+		code int
+		out  []string
+		errs []string
+	}{
+		{[]string{"check", "--graph", tlc, corpusDir + "program/published-ok.ndjson"}, exitOK, []string{"VALID (model graph:states.dot"}, nil},
+		{[]string{"check", "--graph", tlc, corpusDir + "program/publish-unverified-bad.ndjson"}, exitViolation,
+			[]string{"VIOLATION (model graph:states.dot", "no AtomicPublication edge leaves this state in the TLC graph"}, nil},
+		{[]string{"check", "--graph", fizz, corpusDir + "session/compaction-outlives-session-bad.ndjson"}, exitViolation,
+			[]string{"compaction-outlives-session-bad.ndjson:4:", "model graph:fizzbee-session"}, nil},
+		{[]string{"check", "--graph", fizz, corpusDir + "session/atomic-teardown-ok.ndjson"}, exitOK, []string{"VALID"}, nil},
+		{[]string{"replay", "--graph", tlc, corpusDir + "program/published-ok.ndjson"}, exitOK, []string{"against model graph:states.dot"}, nil},
+		{[]string{"coverage", "--graph", tlc, corpusDir + "program/published-ok.ndjson"}, exitOK, []string{"transitions"}, nil},
+		{[]string{"check", "--graph", tlc, "--model", "program", corpusDir + "program/published-ok.ndjson"}, exitUsage, nil, []string{"do not go together"}},
+		{[]string{"check", "--graph", "/nonexistent.dot", corpusDir + "program/published-ok.ndjson"}, exitInput, nil, []string{"--graph"}},
+	} {
+		out, errs, code := runCLI(t, c.args...)
+		if code != c.code {
+			t.Errorf("%v: exit %d, want %d\n%s\n%s", c.args, code, c.code, out, errs)
+			continue
+		}
+		for _, w := range c.out {
+			if !strings.Contains(out, w) {
+				t.Errorf("%v: stdout lacks %q:\n%s", c.args, w, out)
+			}
+		}
+		for _, w := range c.errs {
+			if !strings.Contains(errs, w) {
+				t.Errorf("%v: stderr lacks %q:\n%s", c.args, w, errs)
+			}
+		}
+	}
+}

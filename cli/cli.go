@@ -113,6 +113,7 @@ type app struct {
 	models []namedModel // every model name check accepts, in order
 	stdin  io.Reader
 	cmds   map[string]Command
+	graph  *namedModel // check --graph's model, once loaded
 }
 
 // namedModel is a model under the name the command line gives it.

@@ -35,13 +35,26 @@ func Program() cli.Spec {
 		State: func(s program.State) string { return s.Phase.String() },
 		Edge:  func(a string) string { return program.Labels[a] },
 	})
-	return cli.Spec{
+	s := cli.Spec{
 		Name:   m.Name(),
 		Doc:    "Python execution and checkpoint publication (seed 000, spec/Program.tla)",
 		Files:  []string{"spec/Program.tla", "spec/Program.cfg"},
 		SHA256: hash(spec.ProgramFiles),
 		Model:  m,
 	}
+	for _, mu := range program.Mutants {
+		s.Mutants = append(s.Mutants, cli.Mutant{Name: mu.String(), Doc: programMutantDocs[mu], Breaks: mu.Breaks(),
+			Model: cli.Of(program.MutantSpec(mu))})
+	}
+	return s
+}
+
+// programMutantDocs say what each mutant of Program.tla does.
+var programMutantDocs = map[program.Mutant]string{
+	program.PublishFromStaging:      "publication from Staging, skipping the reload and verification",
+	program.FailedToPublished:       "publication from Failed",
+	program.LeavePublished:          "a published checkpoint relabelled Failed",
+	program.InterruptAfterPublished: "an interrupt after publication",
 }
 
 // sessionMutants are session.fizz's mutants: each deletes one child's
@@ -53,6 +66,7 @@ var sessionMutants = []struct {
 	{session.Options{NoCompactionTeardown: true}, "Teardown leaves compaction running (the real M4 gap)"},
 	{session.Options{NoVadTeardown: true}, "Teardown leaves the VAD goroutine running"},
 	{session.Options{NoRespTeardown: true}, "Teardown leaves the response active"},
+	{session.Options{ChildStartsAfterTeardown: true}, "a response may start after teardown"},
 }
 
 // Session is spec/session.fizz and its mutants.

@@ -127,10 +127,79 @@ func to(p Phase, f func(*State)) func(State, func(State)) {
 	}
 }
 
+// Mutant names a mutant of Program.tla: the spec with one bug of the
+// publisher's made in it, for mutation experiments. The zero value is the
+// spec as written.
+type Mutant uint8
+
+// The mutants of Program.tla, each with the property it breaks.
+const (
+	// Written is the spec as written.
+	Written Mutant = iota
+	// PublishFromStaging lets AtomicPublication fire from Staging,
+	// skipping the reload and verification: PublishedOnlyVerified breaks.
+	PublishFromStaging
+	// FailedToPublished lets AtomicPublication fire from Failed:
+	// PublishedOnlyVerified breaks (a failed execution, then published).
+	FailedToPublished
+	// LeavePublished lets PublicationFails fire from Published (a receipt
+	// failure relabels a published checkpoint as failed):
+	// FailedNeverPublished breaks.
+	LeavePublished
+	// InterruptAfterPublished lets InterruptBeforePublication fire from
+	// Published: PublicationIsTerminal breaks.
+	InterruptAfterPublished
+)
+
+var mutantNames = [...]string{"", "publish-from-staging", "failed-to-published", "leave-published", "interrupt-after-published"}
+
+// Mutants lists the mutants, Written excluded.
+var Mutants = []Mutant{PublishFromStaging, FailedToPublished, LeavePublished, InterruptAfterPublished}
+
+// String names the mutant ("" for the spec as written).
+func (m Mutant) String() string {
+	if int(m) < len(mutantNames) {
+		return mutantNames[m]
+	}
+	return "Mutant(?)"
+}
+
+// Breaks names the property the mutant is expected to violate.
+func (m Mutant) Breaks() string {
+	switch m {
+	case PublishFromStaging, FailedToPublished:
+		return "PublishedOnlyVerified"
+	case LeavePublished:
+		return "FailedNeverPublished"
+	case InterruptAfterPublished:
+		return "PublicationIsTerminal"
+	}
+	return ""
+}
+
 // Spec returns the transcription of Program.tla with Program.cfg's checks.
-func Spec() *model.Spec[State] {
+func Spec() *model.Spec[State] { return MutantSpec(Written) }
+
+// MutantSpec returns the transcription of the mutant m of Program.tla
+// (spec/mutants/Program_<m>.tla), or of the spec as written.
+func MutantSpec(m Mutant) *model.Spec[State] {
+	publishFrom, failFrom, interruptFrom := []Phase{Verified}, []Phase{Verified}, []Phase{Verified}
+	name := "program"
+	switch m {
+	case PublishFromStaging:
+		publishFrom = []Phase{Staging, Verified}
+	case FailedToPublished:
+		publishFrom = []Phase{Verified, Failed}
+	case LeavePublished:
+		failFrom = []Phase{Verified, Published}
+	case InterruptAfterPublished:
+		interruptFrom = []Phase{Verified, Published}
+	}
+	if m != Written {
+		name += "[" + m.String() + "]"
+	}
 	return &model.Spec[State]{
-		Name: "program",
+		Name: name,
 		Vars: []string{VarPhase, VarVerified, VarPublished},
 		Valuation: func(s State) []model.Value {
 			return []model.Value{model.Str(s.Phase.String()), model.Bool(s.Verified), model.Bool(s.Published)}
@@ -143,9 +212,9 @@ func Spec() *model.Spec[State] {
 			{Name: ReloadAndVerify, Guard: phaseIs(Staging), Next: to(Verified, func(s *State) { s.Verified = true })},
 			{Name: SaveOrVerificationFails, Guard: phaseIs(Staging), Next: to(Failed, nil)},
 			{Name: Interrupt, Guard: phaseIs(Running, Staging), Next: to(Interrupted, nil)},
-			{Name: AtomicPublication, Guard: phaseIs(Verified), Next: to(Published, func(s *State) { s.Published = true })},
-			{Name: PublicationFails, Guard: phaseIs(Verified), Next: to(Failed, nil)},
-			{Name: InterruptBeforePublication, Guard: phaseIs(Verified), Next: to(Interrupted, nil)},
+			{Name: AtomicPublication, Guard: phaseIs(publishFrom...), Next: to(Published, func(s *State) { s.Published = true })},
+			{Name: PublicationFails, Guard: phaseIs(failFrom...), Next: to(Failed, nil)},
+			{Name: InterruptBeforePublication, Guard: phaseIs(interruptFrom...), Next: to(Interrupted, nil)},
 			{Name: Terminated, Guard: phaseIs(Published, Failed, Interrupted),
 				Next: func(s State, emit func(State)) { emit(s) }},
 		},

@@ -147,3 +147,33 @@ func TestDeadlockWithoutTerminated(t *testing.T) {
 		t.Errorf("deadlock trace has %d states, want 3", n)
 	}
 }
+
+// Each mutant breaks the property it names, with the shortest
+// counterexample the explorer finds; the spec as written breaks nothing.
+func TestMutants(t *testing.T) {
+	for _, m := range append([]program.Mutant{program.Written}, program.Mutants...) {
+		r, err := model.Explore(context.Background(), program.MutantSpec(m), model.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m == program.Written {
+			if !r.OK() {
+				t.Fatalf("the spec as written: %+v", r.Violations)
+			}
+			continue
+		}
+		if r.OK() {
+			t.Errorf("%s: no violation, want %s", m, m.Breaks())
+			continue
+		}
+		if v := r.Violations[0]; v.Name != m.Breaks() {
+			t.Errorf("%s: first violation %s %s, want %s", m, v.Kind, v.Name, m.Breaks())
+		} else {
+			var steps []string
+			for _, st := range v.Trace {
+				steps = append(steps, st.Action)
+			}
+			t.Logf("%s: %s violated after %v", m, v.Name, steps)
+		}
+	}
+}

@@ -59,6 +59,10 @@ type Options struct {
 	NoVadTeardown bool
 	// NoRespTeardown deletes `self.resp = 2` from Teardown (a leaked response).
 	NoRespTeardown bool
+	// ChildStartsAfterTeardown deletes RespStart's guard (`self.conn == 0
+	// and self.resp != 2`): a response may start after the connection is
+	// torn (a send after close).
+	ChildStartsAfterTeardown bool
 }
 
 // String names the selected mutations, e.g. "no-compaction-teardown", or
@@ -73,6 +77,9 @@ func (o Options) String() string {
 	}
 	if o.NoCompactionTeardown {
 		parts = append(parts, "no-compaction-teardown")
+	}
+	if o.ChildStartsAfterTeardown {
+		parts = append(parts, "child-starts-after-teardown")
 	}
 	return strings.Join(parts, ",")
 }
@@ -106,6 +113,10 @@ func Spec(opt Options) *model.Spec[State] {
 	if m := opt.String(); m != "" {
 		name += "[" + m + "]"
 	}
+	respStart := guards(connLive, guard{"self.resp != 2", func(s State) bool { return s.Resp != 2 }})
+	if opt.ChildStartsAfterTeardown {
+		respStart = guards()
+	}
 	return &model.Spec[State]{
 		Name: name,
 		Vars: []string{VarConn, VarVad, VarResp, VarCompaction},
@@ -119,8 +130,7 @@ func Spec(opt Options) *model.Spec[State] {
 				Next: set(func(s *State) { s.Vad = 1 })},
 			{Name: VadStop, Guard: guards(connLive, guard{"self.vad == 1", func(s State) bool { return s.Vad == 1 }}),
 				Next: set(func(s *State) { s.Vad = 0 })},
-			{Name: RespStart, Guard: guards(connLive, guard{"self.resp != 2", func(s State) bool { return s.Resp != 2 }}),
-				Next: set(func(s *State) { s.Resp = 1 })},
+			{Name: RespStart, Guard: respStart, Next: set(func(s *State) { s.Resp = 1 })},
 			{Name: RespFinish, Guard: guards(guard{"self.resp == 1", func(s State) bool { return s.Resp == 1 }}),
 				Next: set(func(s *State) { s.Resp = 0 })},
 			{Name: CompTrigger, Guard: guards(connLive, guard{"self.compaction == 0", func(s State) bool { return s.Compaction == 0 }}),

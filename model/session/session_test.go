@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/tracecheck/tracecheck/model"
@@ -58,5 +59,24 @@ func TestMutants(t *testing.T) {
 				t.Fatalf("counterexample %+v, want Init -> Teardown", tr)
 			}
 		})
+	}
+}
+
+// A response that may start after teardown breaks ChildrenDieWithParent:
+// Init, Teardown, RespStart.
+func TestChildStartsAfterTeardown(t *testing.T) {
+	r, err := model.Explore(context.Background(), session.Spec(session.Options{ChildStartsAfterTeardown: true}), model.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.OK() || r.Violations[0].Name != "ChildrenDieWithParent" {
+		t.Fatalf("violations %+v", r.Violations)
+	}
+	var steps []string
+	for _, st := range r.Violations[0].Trace {
+		steps = append(steps, st.Action)
+	}
+	if got := strings.Join(steps, " "); got != "Init Teardown RespStart" {
+		t.Fatalf("counterexample %s, want Init Teardown RespStart", got)
 	}
 }

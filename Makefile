@@ -141,6 +141,14 @@ BENCH_PUBLISH_BYTES ?= 1073741824
 bench-publish:
 	TRACECHECK_BENCH_BYTES=$(BENCH_PUBLISH_BYTES) $(GO) test -run '^$$' -bench '^BenchmarkPublishVsCopy$$' -benchtime 1x -timeout 60m ./impl/checkpoint/
 
+# Mutation: every named code mutant of the bundled systems, applied with
+# go's -overlay (never in the checkout), and the kill matrix (what caught
+# each, or SURVIVED). MUTANTS='publisher/*' selects some.
+MUTANTS ?=
+.PHONY: mutants
+mutants: build
+	$(BIN) mutate $(MUTANTS)
+
 # Realtime session coordinators (figures in docs/session.md): Close latency
 # p50/p99 with 10,000 concurrent sessions and alone, memory per idle
 # session, operations/s through one coordinator, tracing on vs off.

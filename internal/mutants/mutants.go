@@ -1,0 +1,77 @@
+// Package mutants names the bugs of the bundled systems that tracecheck's
+// detectors must catch: each a small rewrite of the real source, applied
+// only through go's -overlay by package mutate, with the tests expected to
+// kill it. `tracecheck mutate` runs them and prints the kill matrix.
+package mutants
+
+import "github.com/tracecheck/tracecheck/mutate"
+
+const (
+	publisher = "impl/checkpoint/publisher.go"
+	manifest  = "impl/checkpoint/manifest.go"
+	pubcheck  = "./harness/pubcheck/"
+	ckpt      = "./impl/checkpoint/"
+)
+
+// Named returns the named code mutants, in the order the kill matrix lists
+// them.
+func Named() []mutate.Mutant {
+	return []mutate.Mutant{
+		{
+			Name: "publisher/skip-the-reload",
+			Doc:  "the staged checkpoint is published without being reloaded and verified",
+			File: publisher,
+			Old:  "\t\tm, err = verify(ctx, r.staging.root, r.staging.name, verifyOptions{Progress: r.progress, Want: mb, Clock: cfg.Clock})\n",
+			New:  "\t\t_ = mb\n",
+			Tests: []mutate.Test{{Package: pubcheck, Run: "TestHostile|TestRealRuns|TestFaultInjection"}},
+		},
+		{
+			Name: "publisher/ignore-verify-command-status",
+			Doc:  "a verify command that exits non-zero does not fail the run",
+			File: publisher,
+			Old:  "\tcase exit.Code != 0:\n\t\treturn fmt.Errorf(\"%w: %s exited %d: %s\", ErrVerifyCommand,",
+			New:  "\tcase false:\n\t\treturn fmt.Errorf(\"%w: %s exited %d: %s\", ErrVerifyCommand,",
+			Tests: []mutate.Test{{Package: pubcheck, Run: "TestRealRuns"}},
+		},
+		{
+			Name: "publisher/leave-staging-on-failure",
+			Doc:  "a failed or interrupted run leaves its staging directory behind (and says it removed it)",
+			File: publisher,
+			Old:  "\tif err := r.staging.root.RemoveAll(r.staging.name); err != nil {\n",
+			New:  "\tif err := error(nil); err != nil {\n",
+			Tests: []mutate.Test{{Package: pubcheck, Run: "TestFaultInjection|TestRealRuns"}},
+		},
+		{
+			Name: "publisher/relabel-published-on-receipt-failure",
+			Doc:  "a receipt that cannot be written after the rename relabels the published run as failed",
+			File: publisher,
+			Old:  "\t_ = r.advance(detail)\n",
+			New:  "\tif r.advance(detail) != nil {\n\t\tr.res.Outcome = PhaseFailed\n\t}\n",
+			Tests: []mutate.Test{{Package: pubcheck, Run: "TestFaultInjection"}},
+		},
+		{
+			Name: "publisher/ignore-interrupt-while-staging",
+			Doc:  "an interrupt during staging or verification ends the run as failed, not interrupted",
+			File: publisher,
+			Old:  "\t\tif ctx.Err() != nil || errors.Is(err, ErrInterrupted) {\n",
+			New:  "\t\tif false {\n",
+			Tests: []mutate.Test{{Package: pubcheck, Run: "TestFaultInjection|TestRealRuns"}},
+		},
+		{
+			Name: "publisher/publish-before-verify",
+			Doc:  "the checkpoint is renamed into place before the verify command and the final verification run",
+			File: publisher,
+			Old:  "\t\tr.before(evDone)\n\t\terr = r.verifyCommand(ctx)\n",
+			New:  "\t\tr.before(evDone)\n\t\t_ = r.staging.root.RenameNoReplace(r.staging.name, r.pub, cfg.Name)\n\t\terr = r.verifyCommand(ctx)\n",
+			Tests: []mutate.Test{{Package: pubcheck, Run: "TestRealRuns|TestFaultInjection|TestHostile"}},
+		},
+		{
+			Name: "publisher/skip-manifest-fsync",
+			Doc:  "the manifest is closed without an fsync, and nothing says so",
+			File: manifest,
+			Old:  "\tsy.start(mf)\n",
+			New:  "\tmf.Close()\n",
+			Tests: []mutate.Test{{Package: ckpt}, {Package: pubcheck, Run: "TestFaultInjection"}},
+		},
+	}
+}

@@ -1,0 +1,274 @@
+// Package mutate runs mutation experiments on Go code: a [Mutant] is a
+// named bug made in the source — one textual rewrite of one file — and
+// [Run] builds and tests the code with it through the go command's
+// -overlay flag, so the checkout is never edited (an interrupted campaign
+// leaves it as it was). The result says whether the mutant was killed and
+// by which detector: the first test that failed, or the build.
+//
+// A mutant names the tests expected to kill it; a mutant that survives
+// them is a bug the suite does not catch.
+package mutate
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Mutant is a named bug made in source code.
+type Mutant struct {
+	// Name names the mutant, e.g. "publisher/skip-the-reload".
+	Name string `json:"name"`
+	// Doc says what the bug is.
+	Doc string `json:"doc"`
+	// File is the file rewritten, relative to the module root.
+	File string `json:"file"`
+	// Old is the exact text replaced; it must occur exactly once in File.
+	Old string `json:"old"`
+	// New replaces it.
+	New string `json:"new"`
+	// Tests are what should kill the mutant: go test runs, each of a
+	// package pattern and an optional -run expression.
+	Tests []Test `json:"tests"`
+}
+
+// Test is one go test run: go test [-run Run] Package.
+type Test struct {
+	Package string `json:"package"`
+	Run     string `json:"run,omitempty"`
+}
+
+// ErrNotApplicable reports a mutant whose Old text is not found exactly
+// once: the code it mutates has changed.
+var ErrNotApplicable = errors.New("mutant does not apply")
+
+// Apply writes the mutated File under dir and an overlay file mapping the
+// original to it, and returns the overlay file's path (for go's -overlay).
+// root is the module root.
+func (m Mutant) Apply(root, dir string) (string, error) {
+	orig := filepath.Join(root, filepath.FromSlash(m.File))
+	b, err := os.ReadFile(orig)
+	if err != nil {
+		return "", fmt.Errorf("mutant %s: %w", m.Name, err)
+	}
+	if n := bytes.Count(b, []byte(m.Old)); n != 1 {
+		return "", fmt.Errorf("%w: %s: the text to replace occurs %d times in %s", ErrNotApplicable, m.Name, n, m.File)
+	}
+	mutated := filepath.Join(dir, strings.ReplaceAll(m.Name, "/", "_")+"_"+filepath.Base(m.File))
+	if err := os.WriteFile(mutated, bytes.Replace(b, []byte(m.Old), []byte(m.New), 1), 0o644); err != nil {
+		return "", err
+	}
+	abs, err := filepath.Abs(orig)
+	if err != nil {
+		return "", err
+	}
+	ov, _ := json.Marshal(map[string]map[string]string{"Replace": {abs: mutated}})
+	path := filepath.Join(dir, strings.ReplaceAll(m.Name, "/", "_")+".overlay.json")
+	return path, os.WriteFile(path, ov, 0o644)
+}
+
+// Diff returns the mutant as a unified-looking two-line diff, for reports.
+func (m Mutant) Diff() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "--- %s\n+++ %s (%s)\n", m.File, m.File, m.Name)
+	for _, l := range strings.Split(strings.TrimRight(m.Old, "\n"), "\n") {
+		b.WriteString("-" + l + "\n")
+	}
+	for _, l := range strings.Split(strings.TrimRight(m.New, "\n"), "\n") {
+		b.WriteString("+" + l + "\n")
+	}
+	return b.String()
+}
+
+// Result is what became of a mutant.
+type Result struct {
+	Mutant string `json:"mutant"`
+	File   string `json:"file"`
+	// Killed reports that a test failed (or the build did) with the mutant.
+	Killed bool `json:"killed"`
+	// Detector names what killed it: "package.TestName" of the first test
+	// that failed, "build", or "timeout".
+	Detector string `json:"detector,omitempty"`
+	// Output is the end of the failing test's output (or of the build's).
+	Output string `json:"output,omitempty"`
+	// Error is why the mutant could not be run (it does not apply).
+	Error    string        `json:"error,omitempty"`
+	Duration time.Duration `json:"duration_ns"`
+}
+
+// Options parameterise [Run].
+type Options struct {
+	// Root is the module root (default: the current directory).
+	Root string
+	// Go is the go command (default "go").
+	Go string
+	// Timeout bounds one go test run, build included (default 10m); its
+	// expiry kills the mutant as "timeout" (a deadlock).
+	Timeout time.Duration
+	// Race runs the tests under the race detector.
+	Race bool
+}
+
+func (o *Options) fill() {
+	if o.Root == "" {
+		o.Root = "."
+	}
+	if o.Go == "" {
+		o.Go = "go"
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 10 * time.Minute
+	}
+}
+
+// Run applies m through an overlay and runs its tests, in order, until one
+// kills it.
+func Run(ctx context.Context, m Mutant, opt Options) (res Result) {
+	opt.fill()
+	start := time.Now()
+	res = Result{Mutant: m.Name, File: m.File}
+	defer func() { res.Duration = time.Since(start) }()
+	dir, err := os.MkdirTemp("", "tracecheck-mutant-")
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	defer os.RemoveAll(dir)
+	overlay, err := m.Apply(opt.Root, dir)
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	for _, t := range m.Tests {
+		det, out, err := goTest(ctx, opt, overlay, t)
+		if err != nil {
+			res.Error = err.Error()
+			return res
+		}
+		if det != "" {
+			res.Killed, res.Detector, res.Output = true, det, out
+			return res
+		}
+	}
+	return res
+}
+
+// goTest runs one go test with the overlay and returns the detector that
+// failed ("" if every test passed) and its output's end.
+func goTest(ctx context.Context, opt Options, overlay string, t Test) (detector, output string, err error) {
+	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
+	defer cancel()
+	args := []string{"test", "-json", "-count=1", "-overlay", overlay, "-timeout", (opt.Timeout - 10*time.Second).String()}
+	if opt.Race {
+		args = append(args, "-race")
+	}
+	if t.Run != "" {
+		args = append(args, "-run", t.Run)
+	}
+	args = append(args, t.Package)
+	cmd := exec.CommandContext(ctx, opt.Go, args...)
+	cmd.Dir = opt.Root
+	cmd.WaitDelay = 10 * time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	if ctx.Err() == context.DeadlineExceeded {
+		return "timeout", tail(stdout.String()+stderr.String(), 2000), nil
+	}
+	if parent := ctx.Err(); parent != nil {
+		return "", "", parent
+	}
+	failed, outputs := parseTestJSON(&stdout)
+	if len(failed) > 0 {
+		out := outputs[failed[0]]
+		for _, o := range outputs {
+			if strings.Contains(o, "panic: test timed out") {
+				return "timeout", tail(o, 2000), nil
+			}
+		}
+		switch {
+		case failed[0] == buildFailed || strings.Contains(out, "[build failed]") || strings.Contains(out, "[setup failed]"):
+			return "build", tail(outputs[buildFailed]+out+stderr.String(), 2000), nil
+		}
+		return failed[0], tail(out, 2000), nil
+	}
+	if runErr != nil { // failed without a failing test: the build (or vet)
+		return "build", tail(stderr.String()+stdout.String(), 2000), nil
+	}
+	return "", "", nil
+}
+
+// buildFailed is the key of a build failure in parseTestJSON's results.
+const buildFailed = "(build)"
+
+// parseTestJSON returns the tests (and packages) that failed, the first
+// test to fail first, with each one's output.
+func parseTestJSON(r io.Reader) ([]string, map[string]string) {
+	type event struct {
+		Action  string
+		Package string
+		Test    string
+		Output  string
+	}
+	var failed []string
+	out := map[string]string{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var e event
+		if json.Unmarshal(sc.Bytes(), &e) != nil {
+			continue
+		}
+		key := shortPackage(e.Package)
+		if e.Test != "" {
+			key += "." + e.Test
+		}
+		switch e.Action {
+		case "output":
+			if len(out[key]) < 64<<10 {
+				out[key] += e.Output
+			}
+		case "fail":
+			failed = append(failed, key)
+		case "build-output":
+			out[buildFailed] += e.Output
+		case "build-fail":
+			failed = append(failed, buildFailed)
+		}
+	}
+	// A subtest's failure comes before its parent's and its package's: the
+	// first failure of a test is the most precise detector.
+	for i, f := range failed {
+		if strings.Contains(f, ".") {
+			failed[0], failed[i] = failed[i], failed[0]
+			break
+		}
+	}
+	return failed, out
+}
+
+// shortPackage drops a host/owner/repo module prefix from a package path
+// (github.com/tracecheck/tracecheck/harness/pubcheck is harness/pubcheck).
+func shortPackage(p string) string {
+	parts := strings.Split(p, "/")
+	if len(parts) > 3 && strings.Contains(parts[0], ".") {
+		return strings.Join(parts[3:], "/")
+	}
+	return p
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "..." + s[len(s)-n:]
+	}
+	return s
+}

@@ -251,10 +251,12 @@ type hostileCase struct {
 	// planted: the program plants PUBLISH_DIR/NAME itself; the case
 	// checks it.
 	planted bool
-	// settle waits after the run, before the published bytes and
-	// `inspect` are checked (escaped children write meanwhile).
-	settle time.Duration
-	// post runs after the run and the settle, before the generic checks.
+	// escapes: the case's scripts leave children outside the process
+	// group that write, or try to, after the program exits. Before the
+	// published bytes and `inspect` are checked, the case waits until no
+	// process carrying its token is alive (awaitEscapees).
+	escapes bool
+	// post runs after the run (and the escapees), before the generic checks.
 	post func(h *hctx, r *hrun)
 	// inspectWant is inspect's exit code for a published checkpoint (0).
 	inspectWant int
@@ -891,11 +893,12 @@ func describeTreeDiff(got, want map[string][]byte) string {
 
 // --- processes the case started ---
 
-// killByToken SIGKILLs every process whose environment or command line
-// carries this case's token (escaped children, re-executed ones included).
-func killByToken(token string) []int {
+// tokenProcesses lists the live processes whose environment or command
+// line carries this case's token (escaped children, re-executed ones
+// included). A zombie's are empty: a dead process is not listed.
+func tokenProcesses(token string) []int {
 	self := os.Getpid()
-	var killed []int
+	var pids []int
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
@@ -905,12 +908,45 @@ func killByToken(token string) []int {
 		env, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
 		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
 		if bytes.Contains(env, []byte(token)) || bytes.Contains(cmdline, []byte(token)) {
-			if syscall.Kill(pid, syscall.SIGKILL) == nil {
-				killed = append(killed, pid)
-			}
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// killByToken SIGKILLs every process tokenProcesses lists.
+func killByToken(token string) []int {
+	var killed []int
+	for _, pid := range tokenProcesses(token) {
+		if syscall.Kill(pid, syscall.SIGKILL) == nil {
+			killed = append(killed, pid)
 		}
 	}
 	return killed
+}
+
+// awaitEscapees waits until no process of the case is alive, polling up to
+// the step timeout: an escaped child writes (or tries to) before it exits,
+// so once none is alive every write one could make has landed, and what
+// is read afterwards is final however slow the machine. One still alive
+// then is a failure (the cleanup kills it).
+func (h *hctx) awaitEscapees() {
+	h.t.Helper()
+	start := time.Now()
+	for {
+		pids := tokenProcesses(h.token)
+		if len(pids) == 0 {
+			if d := time.Since(start); d > 20*time.Millisecond {
+				h.t.Logf("escaped processes ended %v after the run", d.Round(time.Millisecond))
+			}
+			return
+		}
+		if time.Since(start) > h.timeout {
+			h.fail("processes of the case still alive %v after the run: %v", h.timeout, pids)
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // --- the test ---
@@ -1073,8 +1109,8 @@ func runHostileCase(t *testing.T, c *hostileCase, cli string, py []string, sum *
 		t.Logf("run %q (%s): %s, %v; want %s", r.name, r.runID, h.describe(r), r.dur.Round(time.Millisecond), c.want.label)
 		h.checkOutcome(r)
 	}
-	if c.settle > 0 {
-		time.Sleep(c.settle)
+	if c.escapes {
+		h.awaitEscapees()
 	}
 	for _, r := range runs {
 		h.checkPublished(r)
@@ -1176,16 +1212,16 @@ func (h *hctx) checkPublished(r *hrun) {
 	}
 	if err == nil {
 		if d := describeTreeDiff(got, want); d != "" {
-			h.fail("published checkpoint is not the program's bytes%s: %s", settled(h.c.settle), d)
+			h.fail("published checkpoint is not the program's bytes%s: %s", afterEscapees(h.c.escapes), d)
 		}
 	}
 }
 
-func settled(d time.Duration) string {
-	if d == 0 {
+func afterEscapees(escapes bool) string {
+	if !escapes {
 		return ""
 	}
-	return fmt.Sprintf(" (%v after the run)", d)
+	return " (after every escaped process ended)"
 }
 
 // inspect asserts (4): `tracecheck inspect path` exits want.
@@ -1459,7 +1495,6 @@ func forgeManifest(h *hctx, dir string, consistent bool) {
 // --- the cases ---
 
 func hostileCases() []*hostileCase {
-	escapedSettle := 1500 * time.Millisecond
 	return []*hostileCase{
 		{id: "01", name: "good", want: wP()},
 
@@ -1542,7 +1577,7 @@ with open(os.path.join(d, "deep.bin"), "wb") as f:
 `},
 
 		// Children that escape the process group.
-		{id: "16", name: "escaped-child-writes-by-path", want: wP(), settle: escapedSettle, heavy: true, prog: `
+		{id: "16", name: "escaped-child-writes-by-path", want: wP(), escapes: true, heavy: true, prog: `
 good()
 # Both places model.bin lives, by path: staging, and where it is published.
 paths = [os.path.join(staging, "model.bin"), os.path.join(pub, name, "model.bin")]
@@ -1566,7 +1601,7 @@ def child(r):
 
 escape(child)
 `},
-		{id: "17", name: "escaped-child-writes-through-fd", want: wP(), settle: escapedSettle, heavy: true, prog: `
+		{id: "17", name: "escaped-child-writes-through-fd", want: wP(), escapes: true, heavy: true, prog: `
 good()
 fd = os.open(os.path.join(staging, "model.bin"), os.O_RDWR)
 
@@ -1578,7 +1613,7 @@ def child(r):
 
 escape(child)
 `},
-		{id: "18", name: "escaped-child-empty-env", want: wP(), settle: escapedSettle, heavy: true, prog: `
+		{id: "18", name: "escaped-child-empty-env", want: wP(), escapes: true, heavy: true, prog: `
 good()
 fd = os.open(os.path.join(staging, "model.bin"), os.O_RDWR)
 os.set_inheritable(fd, True)
@@ -1592,7 +1627,7 @@ def child(r):
 
 escape(child)
 `},
-		{id: "19", name: "escaped-child-mmap", want: wP(), settle: escapedSettle, heavy: true, prog: `
+		{id: "19", name: "escaped-child-mmap", want: wP(), escapes: true, heavy: true, prog: `
 good()
 fd = os.open(os.path.join(staging, "model.bin"), os.O_RDWR)
 m = mmap.mmap(fd, 0, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
@@ -1607,7 +1642,7 @@ def child(r):
 
 escape(child)
 `},
-		{id: "19b", name: "escaped-child-creates-through-dirfd", want: wP(), settle: escapedSettle, heavy: true, prog: `
+		{id: "19b", name: "escaped-child-creates-through-dirfd", want: wP(), escapes: true, heavy: true, prog: `
 good()
 dfd = os.open(staging, os.O_RDONLY | os.O_DIRECTORY)
 
@@ -1870,7 +1905,7 @@ with open(mp, "w") as f:
 		{id: "47b", name: "verify-deletes-manifest", want: wF(hActSaveFails, "verification"), verify: `
 os.remove(os.path.join(ckpt, "tracecheck-manifest.json"))
 `},
-		{id: "48", name: "verify-escaped-child", want: wP(), settle: escapedSettle, heavy: true, verify: `
+		{id: "48", name: "verify-escaped-child", want: wP(), escapes: true, heavy: true, verify: `
 fd = os.open(os.path.join(ckpt, "model.bin"), os.O_RDWR)
 
 

@@ -258,7 +258,14 @@ func realScenarios() []scenario {
 		{name: "tamper.py's child is killed with the group", command: script("tamper.py"),
 			want: A{exec_, succeeds, verifies, publishes}, outcome: checkpoint.PhasePublished,
 			check: func(t *testing.T, res *checkpoint.Result, pub string) {
-				time.Sleep(300 * time.Millisecond) // the child would have written by now
+				// The publisher killed the group when the program exited, and
+				// swept the run's processes until none was left before staging:
+				// none may be alive now. With none alive nothing can write any
+				// more, so what is read below is final (a sleep instead would
+				// pass on a machine too slow for the child to have written).
+				if ps := runProcesses(res.RunID); len(ps) != 0 {
+					t.Fatalf("processes of the run still alive after Publish returned: %v", ps)
+				}
 				b, err := os.ReadFile(filepath.Join(pub, "model", "model.json"))
 				if err != nil || bytes.Contains(b, []byte("TAMPERED")) {
 					t.Errorf("published model.json was tampered with: %q, %v", b, err)
@@ -357,9 +364,13 @@ func TestTamperEscapedChild(t *testing.T) {
 		t.Fatalf("no escaped process was killed (exit %+v): the test shows nothing", res.Exit)
 	}
 	t.Logf("killed the escaped child(ren) %v", res.Exit.Orphans)
-	time.Sleep(300 * time.Millisecond) // the escaped child would write every 10 ms
+	// The publisher swept the run's processes until none was left, before
+	// staging and again before its final verification: none may be alive
+	// now. With none alive nothing can write any more, so what is read
+	// below is final (a sleep instead would pass on a machine too slow for
+	// the child to have written).
 	if ps := runProcesses(res.RunID); len(ps) != 0 {
-		t.Fatalf("processes of the run still alive: %v", ps)
+		t.Fatalf("processes of the run still alive after Publish returned: %v", ps)
 	}
 	if _, err := checkpoint.Verify(ctx, checkpoint.OSFS{}, filepath.Join(pub, "model"), nil); err != nil {
 		t.Fatalf("the published checkpoint was modified: %v", err)

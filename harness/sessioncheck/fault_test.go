@@ -371,7 +371,7 @@ func TestTeardownAtEveryPoint(t *testing.T) {
 	const runs = 16
 	for _, fc := range faultCases {
 		t.Run(fc.name, func(t *testing.T) {
-			rec := sessioncheck.NewRecorder(&sessioncheck.Clock{})
+			rec := &trace.Recorder{}
 			errs := make([]error, runs)
 			var wg sync.WaitGroup
 			for i := 0; i < runs; i++ {
@@ -393,11 +393,7 @@ func TestTeardownAtEveryPoint(t *testing.T) {
 				t.Fatalf("want %d × %v, got %d instances: %d valid, %d violation, %d incomplete\n%s",
 					runs, fc.want, len(rep.Instances), rep.Count(check.Valid), rep.Count(check.Violation), rep.Count(check.Incomplete), firstBad(rep))
 			}
-			var events []trace.Event
-			for _, st := range rec.Events() {
-				events = append(events, st.Event)
-			}
-			if bad := sessioncheck.TTSClosedBeforeTeardown(events); fc.want == check.Valid && len(bad) > 0 {
+			if bad := sessioncheck.TTSClosedBeforeTeardown(rec.Events()); fc.want == check.Valid && len(bad) > 0 {
 				t.Fatalf("M5: %d responses' TTS not closed before Teardown, e.g. %s", len(bad), bad[0])
 			}
 			if fc.want == check.Violation {

@@ -12,6 +12,7 @@ import (
 	"github.com/tracecheck/tracecheck/harness/sessioncheck"
 	"github.com/tracecheck/tracecheck/impl/session"
 	"github.com/tracecheck/tracecheck/impl/session/sessiontest"
+	"github.com/tracecheck/tracecheck/trace"
 )
 
 // TestM4Mutant runs the same scenario — a compaction in flight when the
@@ -28,7 +29,7 @@ func TestM4Mutant(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			gate := sessiontest.NewGate()
 			defer gate.Release()
-			rec := sessioncheck.NewRecorder(&sessioncheck.Clock{})
+			rec := &trace.Recorder{}
 			s, err := session.New(context.Background(), session.Config{
 				Instance: "m4", Sink: rec, MutantFireAndForgetCompaction: mutant,
 				Compactor: &sessiontest.Compactor{Gate: gate}, Detector: &sessiontest.Detector{},

@@ -1,6 +1,7 @@
 package sessioncheck_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"github.com/tracecheck/tracecheck/impl/session/sessiontest"
 	"github.com/tracecheck/tracecheck/model"
 	msession "github.com/tracecheck/tracecheck/model/session"
+	"github.com/tracecheck/tracecheck/trace"
 )
 
 // stepCompactor hands the test a release channel for each job, so that
@@ -63,7 +65,7 @@ func (g stepGenerator) Generate(ctx context.Context, prompt string, emit func(st
 // driver performs the spec's actions on a real session.
 type driver struct {
 	s        *session.Session
-	rec      *sessioncheck.Recorder
+	rec      *trace.Recorder
 	starts   chan chan struct{}
 	release  chan struct{}
 	job      *session.CompactionJob
@@ -74,7 +76,7 @@ type driver struct {
 }
 
 func newDriver(mutant bool) (*driver, error) {
-	d := &driver{rec: sessioncheck.NewRecorder(&sessioncheck.Clock{}), starts: make(chan chan struct{}), gens: make(chan chan struct{})}
+	d := &driver{rec: &trace.Recorder{}, starts: make(chan chan struct{}), gens: make(chan chan struct{})}
 	s, err := session.New(context.Background(), session.Config{
 		Instance: "mbt", Sink: d.rec, SilenceFrames: 1, JoinTimeout: 10 * time.Second,
 		Detector:                      &sessiontest.Detector{},
@@ -260,7 +262,7 @@ func modelBased(sp *model.Spec[msession.State], mutant bool, log func([]string))
 				t.Fatalf("final Teardown: state differs from the model (-model +impl):\n%s", diff)
 			}
 		}
-		rep, err := check.Check(context.Background(), sp, strings.NewReader(string(d.rec.NDJSON())), "mbt.ndjson", check.Options{})
+		rep, err := check.Check(context.Background(), sp, bytes.NewReader(d.rec.NDJSON()), "mbt.ndjson", check.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

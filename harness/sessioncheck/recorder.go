@@ -1,7 +1,6 @@
 package sessioncheck
 
 import (
-	"bytes"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -23,46 +22,44 @@ type Stamped struct {
 	Event trace.Event
 }
 
-// Recorder is a trace.Sink for tests: it stamps every event with Clock,
-// keeps it, and writes it as NDJSON to a buffer. It is safe for concurrent
-// use.
+// Recorder is a trace.Sink for tests: it stamps every event with Clock and
+// records it in a [trace.Recorder]. It is safe for concurrent use.
 type Recorder struct {
 	Clock  *Clock
 	mu     sync.Mutex
-	events []Stamped
-	buf    bytes.Buffer
-	w      *trace.Writer
+	stamps []int64 // stamps[i] is the stamp of rec's i-th event
+	rec    trace.Recorder
 }
 
 // NewRecorder returns a Recorder stamping from clock.
-func NewRecorder(clock *Clock) *Recorder {
-	r := &Recorder{Clock: clock}
-	r.w = trace.NewWriter(&r.buf)
-	return r
-}
+func NewRecorder(clock *Clock) *Recorder { return &Recorder{Clock: clock} }
 
 // Emit implements trace.Sink.
 func (r *Recorder) Emit(e trace.Event) error {
 	at := r.Clock.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.events = append(r.events, Stamped{At: at, Event: e})
-	return r.w.Emit(e)
+	if err := r.rec.Emit(e); err != nil {
+		return err
+	}
+	r.stamps = append(r.stamps, at)
+	return nil
 }
 
 // Events returns the events recorded so far, in emission order.
 func (r *Recorder) Events() []Stamped {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]Stamped(nil), r.events...)
+	evs := r.rec.Events()
+	out := make([]Stamped, len(evs))
+	for i, e := range evs {
+		out[i] = Stamped{At: r.stamps[i], Event: e}
+	}
+	return out
 }
 
 // NDJSON returns the trace recorded so far.
-func (r *Recorder) NDJSON() []byte {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]byte(nil), r.buf.Bytes()...)
-}
+func (r *Recorder) NDJSON() []byte { return r.rec.NDJSON() }
 
 // Window is an operation's call/return window on the Clock.
 type Window struct{ Call, Return int64 }

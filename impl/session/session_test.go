@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,33 +16,23 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// recorder is a trace.Sink that keeps every event.
-type recorder struct {
-	mu     sync.Mutex
-	events []trace.Event
-}
-
-func (r *recorder) Emit(e trace.Event) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, e)
-	return nil
-}
-
-func (r *recorder) actions() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+// actions returns the actions of the events rec recorded, in order.
+func actions(rec *trace.Recorder) []string {
 	var out []string
-	for _, e := range r.events {
+	for _, e := range rec.Events() {
 		out = append(out, e.Action)
 	}
 	return out
 }
 
-func (r *recorder) last() trace.Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.events[len(r.events)-1]
+// lastEvent returns the last event rec recorded.
+func lastEvent(t *testing.T, rec *trace.Recorder) trace.Event {
+	t.Helper()
+	evs := rec.Events()
+	if len(evs) == 0 {
+		t.Fatal("no event recorded")
+	}
+	return evs[len(evs)-1]
 }
 
 func newSession(t *testing.T, cfg session.Config) *session.Session {
@@ -83,7 +72,7 @@ func wait(t *testing.T, c <-chan struct{}, what string) {
 }
 
 func TestLifecycle(t *testing.T) {
-	rec := &recorder{}
+	rec := &trace.Recorder{}
 	s := newSession(t, session.Config{Sink: rec, Instance: "s1"})
 
 	if ev, err := s.PushAudio(sessiontest.Speech()); err != nil || ev.Kind != session.TurnStarted || ev.Frame != 1 {
@@ -124,10 +113,10 @@ func TestLifecycle(t *testing.T) {
 		t.Fatalf("Close: %v", err)
 	}
 	want := []string{"Init", "VadStart", "VadStop", "RespStart", "TTSClosed", "RespFinish", "CompTrigger", "CompFinish", "Teardown"}
-	if got := rec.actions(); !slices.Equal(got, want) {
+	if got := actions(rec); !slices.Equal(got, want) {
 		t.Fatalf("actions %q, want %q", got, want)
 	}
-	last := rec.last()
+	last := lastEvent(t, rec)
 	wantState := map[string]any{"conn": 1, "vad": 2, "resp": 2, "compaction": 2}
 	for k, v := range wantState {
 		if last.State[k] != v {
@@ -256,7 +245,7 @@ func TestAbandonedChild(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			gate := sessiontest.NewGate()
 			defer gate.Release()
-			rec := &recorder{}
+			rec := &trace.Recorder{}
 			cfg := tt.cfg(gate)
 			cfg.Sink, cfg.JoinTimeout = rec, 200*time.Millisecond
 			s := newSession(t, cfg)
@@ -269,7 +258,7 @@ func TestAbandonedChild(t *testing.T) {
 			if rep := s.Report(); !slices.Equal(rep.Abandoned, []string{tt.child}) {
 				t.Fatalf("abandoned %v, want [%s]", rep.Abandoned, tt.child)
 			}
-			last := rec.last()
+			last := lastEvent(t, rec)
 			if last.Action != session.ActTeardown || last.Detail["abandoned"] == nil {
 				t.Fatalf("last event %+v", last)
 			}

@@ -67,8 +67,9 @@ PROGRAM_SHA="$(sha "$ROOT/spec/Program.tla")"
 # split TRACE OUTDIR: one file per instance, lines verbatim, in order of
 # first appearance; prints "instance<TAB>file<TAB>truncated(0/1)" per
 # instance. A partial last line is dropped and marks its instance (or, if it
-# names none, every instance) truncated. A line that is not JSON leaves the
-# whole file as one piece, instance "-", for TLC to reject.
+# names none, every instance) truncated. A header line (docs/trace-format.md:
+# what the trace is, not an event) is left out. A line that is not JSON
+# leaves the whole file as one piece, instance "-", for TLC to reject.
 split() {
 	"$PYTHON" - "$1" "$2" <<'EOF'
 import json, re, sys
@@ -85,7 +86,10 @@ try:
     for line in lines:
         if not line.strip():
             continue
-        inst = json.loads(line)["instance"]
+        obj = json.loads(line)
+        if isinstance(obj, dict) and "tracecheck" in obj and "instance" not in obj:
+            continue  # the trace's header
+        inst = obj["instance"]
         if not isinstance(inst, str):
             raise ValueError("instance is not a string")
         if inst not in groups:

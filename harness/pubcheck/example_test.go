@@ -23,8 +23,9 @@ func ExampleCheckJournal() {
 		Runner: pubcheck.FuncRunner{Programs: map[string]pubcheck.Program{
 			"train": pubcheck.WriteCheckpoint(map[string]string{"model.bin": "weights"}, true),
 		}},
-		// The third receipt (ProgramSucceeds) hits a full disk.
-		FS: pubcheck.NewFS(pubcheck.Rule{Op: pubcheck.OpWrite, Path: "journal.ndjson", Nth: 3, Err: syscall.ENOSPC}),
+		// The fourth write to the journal (after its header, Init and
+		// ExecutePython: the ProgramSucceeds receipt) hits a full disk.
+		FS: pubcheck.NewFS(pubcheck.Rule{Op: pubcheck.OpWrite, Path: "journal.ndjson", Nth: 4, Err: syscall.ENOSPC}),
 	})
 	if err != nil {
 		fmt.Println(err)

@@ -134,7 +134,7 @@ func TestFaultInjection(t *testing.T) {
 	}
 	for i, r := range receipts {
 		for _, op := range []pubcheck.Op{pubcheck.OpWrite, pubcheck.OpSync} {
-			nth := i + 2 // receipt 1 is Init
+			nth := i + 3 // write 1 is the header, 2 the Init receipt
 			fc := fs("receipt "+string(op)+" fails at "+r.want[i], r.want, r.outcome, nil,
 				rule(op, "journal.ndjson", nth, enospc))
 			if op == pubcheck.OpWrite {

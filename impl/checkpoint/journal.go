@@ -11,6 +11,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/tracecheck/tracecheck/spec"
 	"github.com/tracecheck/tracecheck/trace"
 )
 
@@ -135,6 +136,25 @@ func openJournal(root Root, name, run string, clock Clock) (*journal, error) {
 	w := trace.NewWriter(out)
 	w.SyncEach = true // every receipt is fsynced before the run goes on
 	return &journal{root: root, name: name, out: out, w: w, run: run, clock: clock}, nil
+}
+
+// JournalSpec names the spec a journal's receipts follow, in its header:
+// spec/Program.tla, registered with the checker as "program".
+const JournalSpec = "program"
+
+// header writes the journal's header line (docs/trace-format.md): the
+// spec, by its name and the hash of the text this build implements.
+func (j *journal) header() error {
+	h, err := spec.SHA256(spec.ProgramFiles...)
+	if err != nil {
+		j.err = fmt.Errorf("%w: header: %w", ErrJournal, err)
+		return j.err
+	}
+	if err := j.w.WriteHeader(trace.Header{Spec: JournalSpec, SpecSHA256: h, Emitter: "tracecheck run (impl/checkpoint)"}); err != nil {
+		j.err = fmt.Errorf("%w: header: %w", ErrJournal, err)
+		return j.err
+	}
+	return nil
 }
 
 // emit writes one receipt, whose detail is one of the *Detail types, and
@@ -277,6 +297,8 @@ type JournalSummary struct {
 	Truncated bool
 	// PublishDir and Name are what the Init receipt recorded.
 	PublishDir, Name string
+	// Spec is the spec its header names ("" without a header).
+	Spec string
 }
 
 // Receipt returns the detail of the last receipt of action, and whether
@@ -311,6 +333,13 @@ func ReadJournal(r io.Reader) (*JournalSummary, error) {
 		if len(b) > 0 && b[len(b)-1] != '\n' {
 			s.Truncated = true
 			break
+		}
+		if h, isHeader, herr := trace.ParseHeader(bytes.TrimRight(b, "\r\n")); isHeader {
+			if herr != nil {
+				return nil, fmt.Errorf("journal line %d: %w", line, herr)
+			}
+			s.Spec = h.Spec
+			b = nil
 		}
 		if len(b) > 0 {
 			if len(s.Events) == MaxReceipts {
@@ -378,7 +407,11 @@ func journalOwner(root Root, name string) (string, error) {
 		return "", err
 	}
 	defer f.Close()
-	line, err := bufio.NewReader(io.LimitReader(f, 1<<20)).ReadString('\n')
+	br := bufio.NewReader(io.LimitReader(f, 2<<20))
+	line, err := br.ReadString('\n')
+	if _, isHeader, _ := trace.ParseHeader([]byte(strings.TrimSpace(line))); isHeader {
+		line, err = br.ReadString('\n') // the first receipt says whose journal it is
+	}
 	if strings.TrimSpace(line) == "" {
 		return "", nil
 	}

@@ -456,6 +456,9 @@ func (r *run) prepare(ctx context.Context) error {
 		return fmt.Errorf("%w: staging directory: %w", ErrStorage, err)
 	}
 	r.undo(func() error { return r.staging.root.RemoveAll(r.staging.name) })
+	if err := j.header(); err != nil {
+		return err
+	}
 	return j.emit(ActionInit, r.phase, false, false, InitDetail{Run: cfg.RunID, Name: cfg.Name,
 		PublishDir: cfg.PublishDir, StagingDir: r.res.Staging, RunDir: r.res.RunDir, Command: cfg.Command})
 }

@@ -23,8 +23,15 @@ var reportChecks = []struct {
 	check func(t *testing.T, r *conform.Report)
 }{
 	{"tlc-program", checkTLCProgram},
+	{"tlc-program-publish-from-staging", checkTLCMutant(program.PublishFromStaging)},
+	{"tlc-program-failed-to-published", checkTLCMutant(program.FailedToPublished)},
+	{"tlc-program-leave-published", checkTLCMutant(program.LeavePublished)},
+	{"tlc-program-interrupt-after-published", checkTLCMutant(program.InterruptAfterPublished)},
 	{"fizzbee-session", checkFizzSession},
-	{"fizzbee-session-no-compaction-teardown", checkFizzMutant},
+	{"fizzbee-session-no-compaction-teardown", checkFizzMutant(session.Options{NoCompactionTeardown: true}, "Init", session.Teardown)},
+	{"fizzbee-session-no-vad-teardown", checkFizzMutant(session.Options{NoVadTeardown: true}, "Init", session.Teardown)},
+	{"fizzbee-session-no-resp-teardown", checkFizzMutant(session.Options{NoRespTeardown: true}, "Init", session.Teardown)},
+	{"fizzbee-session-child-starts-after-teardown", checkFizzMutant(session.Options{ChildStartsAfterTeardown: true}, "Init", session.Teardown, session.RespStart)},
 }
 
 func repoRoot(t *testing.T) string {
@@ -202,48 +209,102 @@ func checkFizzSession(t *testing.T, r *conform.Report) {
 		out.VerdictLine, out.UniqueStates, edges, selfLoops, len(tool.Stutters))
 }
 
-func checkFizzMutant(t *testing.T, r *conform.Report) {
-	if r.Manifest.Tool != "FizzBee" || r.Manifest.ExitCode != 0 {
-		t.Errorf("manifest: tool %q exit %d, want FizzBee exit 0 (it exits 0 on FAILED)", r.Manifest.Tool, r.Manifest.ExitCode)
-	}
-	out, err := conform.ParseFizzOutput(bytes.NewReader(readFile(t, r, "stdout.txt")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.Verdict != "FAILED" || out.FailedInvariant != "ChildrenDieWithParent" || out.VerdictLine != r.Manifest.Verdict {
-		t.Errorf("FizzBee verdict %q (invariant %q), want FAILED ChildrenDieWithParent", out.VerdictLine, out.FailedInvariant)
-	}
-	errGraph, err := conform.ParseFizzErrorGraph(bytes.NewReader(readFile(t, r, "error-graph.json")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !sameSteps(out.Trace, errGraph) {
-		t.Errorf("FizzBee's printed trace %v differs from its error-graph.json %v", out.Trace, errGraph)
-	}
-	sp := session.Spec(session.Options{NoCompactionTeardown: true})
-	res, _ := explore(t, sp)
-	var want []conform.FizzStep
-	for _, v := range res.Violations {
-		if v.Name != "ChildrenDieWithParent" {
-			t.Errorf("model mutant: unexpected violation %s", v.Name)
-			continue
+// checkFizzMutant checks a FizzBee report of a session.fizz mutant: FizzBee
+// finds ChildrenDieWithParent violated along trace, and its counterexample
+// is model/session's (with opt), state for state.
+func checkFizzMutant(opt session.Options, trace ...string) func(*testing.T, *conform.Report) {
+	return func(t *testing.T, r *conform.Report) {
+		if r.Manifest.Tool != "FizzBee" || r.Manifest.ExitCode != 0 {
+			t.Errorf("manifest: tool %q exit %d, want FizzBee exit 0 (it exits 0 on FAILED)", r.Manifest.Tool, r.Manifest.ExitCode)
 		}
-		for _, s := range v.Trace {
+		out, err := conform.ParseFizzOutput(bytes.NewReader(readFile(t, r, "stdout.txt")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Verdict != "FAILED" || out.FailedInvariant != "ChildrenDieWithParent" || out.VerdictLine != r.Manifest.Verdict {
+			t.Errorf("FizzBee verdict %q (invariant %q), want FAILED ChildrenDieWithParent", out.VerdictLine, out.FailedInvariant)
+		}
+		errGraph, err := conform.ParseFizzErrorGraph(bytes.NewReader(readFile(t, r, "error-graph.json")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sameSteps(out.Trace, errGraph) {
+			t.Errorf("FizzBee's printed trace %v differs from its error-graph.json %v", out.Trace, errGraph)
+		}
+		sp := session.Spec(opt)
+		res, _ := explore(t, sp)
+		var want []conform.FizzStep
+		for _, v := range res.Violations {
+			if v.Name != "ChildrenDieWithParent" {
+				t.Errorf("model mutant: unexpected violation %s", v.Name)
+				continue
+			}
+			for _, s := range v.Trace {
+				st, err := conform.State(sp.Vars, sp.Valuation(s.State))
+				if err != nil {
+					t.Fatal(err)
+				}
+				want = append(want, conform.FizzStep{Action: s.Action, State: st})
+			}
+		}
+		if got := stepNames(out.Trace); !slices.Equal(got, trace) {
+			t.Errorf("FizzBee trace %v, want %v", got, trace)
+		}
+		if !sameSteps(want, out.Trace) {
+			t.Errorf("FizzBee's counterexample differs from model/session's (%s):\nFizzBee: %s\nmodel:   %s",
+				opt, formatSteps(out.Trace), formatSteps(want))
+		}
+		t.Logf("FizzBee %s: trace %s, equal to model/session's counterexample", out.VerdictLine, formatSteps(out.Trace))
+	}
+}
+
+// checkTLCMutant checks a TLC report of a Program.tla mutant: TLC finds
+// the mutant's property violated, and its counterexample is
+// model/program's, state for state.
+func checkTLCMutant(m program.Mutant) func(*testing.T, *conform.Report) {
+	return func(t *testing.T, r *conform.Report) {
+		if r.Manifest.Tool != "TLC" || r.Manifest.ExitCode == 0 {
+			t.Errorf("manifest: tool %q exit %d, want TLC failing", r.Manifest.Tool, r.Manifest.ExitCode)
+		}
+		out, err := conform.ParseTLCOutput(bytes.NewReader(readFile(t, r, "stdout.txt")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantErr := []string{"Invariant " + m.Breaks() + " is violated.", "Action property " + m.Breaks() + " is violated."}
+		if len(out.Errors) == 0 || !slices.Contains(wantErr, out.Errors[0]) || "Error: "+out.Errors[0] != r.Manifest.Verdict {
+			t.Errorf("TLC errors %q (manifest %q), want %s violated", out.Errors, r.Manifest.Verdict, m.Breaks())
+		}
+		sp := program.MutantSpec(m)
+		res, _ := explore(t, sp)
+		if res.OK() {
+			t.Fatalf("model/program %s: no violation", m)
+		}
+		v := res.Violations[0]
+		if v.Name != m.Breaks() {
+			t.Errorf("model/program %s: first violation %s, TLC's %s", m, v.Name, m.Breaks())
+		}
+		var steps []conform.TLCStep
+		for _, s := range out.Trace {
+			if s.Action != "Stuttering" && !strings.HasPrefix(s.Action, "Back to state") {
+				steps = append(steps, s)
+			}
+		}
+		if len(steps) != len(v.Trace) {
+			t.Fatalf("TLC's counterexample has %d states, model/program's %d", len(steps), len(v.Trace))
+		}
+		var names []string
+		for i, s := range v.Trace {
 			st, err := conform.State(sp.Vars, sp.Valuation(s.State))
 			if err != nil {
 				t.Fatal(err)
 			}
-			want = append(want, conform.FizzStep{Action: s.Action, State: st})
+			if steps[i].Action != s.Action || !steps[i].State.Equal(st) {
+				t.Errorf("step %d: TLC %s %s, model/program %s %s", i+1, steps[i].Action, conform.FormatState(steps[i].State), s.Action, conform.FormatState(st))
+			}
+			names = append(names, s.Action)
 		}
+		t.Logf("TLC: %s along %v, equal to model/program's counterexample (%s)", out.Errors[0], names, m)
 	}
-	if got := stepNames(out.Trace); !slices.Equal(got, []string{"Init", session.Teardown}) {
-		t.Errorf("FizzBee trace %v, want Init -> Teardown", got)
-	}
-	if !sameSteps(want, out.Trace) {
-		t.Errorf("FizzBee's counterexample differs from model/session's (NoCompactionTeardown):\nFizzBee: %s\nmodel:   %s",
-			formatSteps(out.Trace), formatSteps(want))
-	}
-	t.Logf("FizzBee %s: trace %s, equal to model/session's counterexample", out.VerdictLine, formatSteps(out.Trace))
 }
 
 func stepNames(s []conform.FizzStep) []string {

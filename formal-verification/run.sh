@@ -98,26 +98,38 @@ write_manifest() {
 	mv "$WORK/manifest-$report.json" "$dir/manifest.json"
 }
 
-# --- TLC on spec/Program.tla + Program.cfg -----------------------------------
+# run_tlc NAME TLA CFG [PROPERTY]: TLC on spec TLA with configuration CFG
+# (paths under the repository), from a temporary copy so that its output
+# names no checkout path. Without PROPERTY it must find no error and dump
+# the state graph; with it (a mutant) it must report PROPERTY violated.
 run_tlc() {
-	local name=tlc-program run="$WORK/run-tlc" dir="$OUT/tlc-program"
+	local name=$1 tla=$2 cfg=$3 prop=${4:-}
+	local run="$WORK/run-$name" dir="$OUT/$name" base cbase
+	base="$(basename "$tla")" cbase="$(basename "$cfg")"
 	mkdir -p "$run" "$dir"
-	cp "$ROOT/spec/Program.tla" "$ROOT/spec/Program.cfg" "$run/"
-	local cmd=("$JAVA" -XX:+UseParallelGC -cp "$TLA2TOOLS" tlc2.TLC -fp 0 -workers 1
-		-dump dot,actionlabels states.dot -metadir states -noGenerateSpecTE
-		-config Program.cfg Program.tla)
+	cp "$ROOT/$tla" "$ROOT/$cfg" "$run/"
+	local cmd=("$JAVA" -XX:+UseParallelGC -cp "$TLA2TOOLS" tlc2.TLC -fp 0 -workers 1)
+	[[ -z $prop ]] && cmd+=(-dump dot,actionlabels states.dot)
+	cmd+=(-metadir states -noGenerateSpecTE -config "$cbase" "$base")
 	echo "formal: TLC: (cd $run && ${cmd[*]})"
 	local code=0
 	(cd "$run" && "${cmd[@]}") >"$dir/stdout.txt" 2>&1 || code=$?
-	[[ -f "$run/states.dot" ]] && cp "$run/states.dot" "$dir/states.dot"
-	local version verdict
+	[[ -z $prop && -f "$run/states.dot" ]] && cp "$run/states.dot" "$dir/states.dot"
+	local version verdict shown
 	version="$(head -1 "$dir/stdout.txt")"
-	verdict="$(grep -m1 -E '^(Model checking completed\.|Error:)' "$dir/stdout.txt" || true)"
-	write_manifest "$dir" "$name" TLC "$version" "$TLA2TOOLS" "$run" "$code" "$verdict" "${cmd[*]}" \
-		spec/Program.tla spec/Program.cfg
-	echo "formal: TLC: exit $code; $verdict; $(grep -m1 'distinct states found' "$dir/stdout.txt" || echo 'no summary')"
-	if [[ $code -ne 0 || $verdict != "Model checking completed. No error has been found." || ! -f $dir/states.dot ]]; then
-		failures+=("TLC on spec/Program.tla: exit $code, verdict '${verdict:-none}' (want exit 0 and no error)")
+	verdict="$(grep -m1 -E '^(Model checking completed\.|Error: (Invariant|Action property) )' "$dir/stdout.txt" || true)"
+	# The command as anyone can rerun it: the tools by their variables.
+	shown="${cmd[*]}"
+	shown="${shown//$TLA2TOOLS/\$TLA2TOOLS}"
+	write_manifest "$dir" "$name" TLC "$version" "$TLA2TOOLS" "(a temporary copy of $tla and $cfg)" "$code" "$verdict" "$shown" \
+		"$tla" "$cfg"
+	echo "formal: TLC $tla: exit $code; $verdict; $(grep -m1 'distinct states found' "$dir/stdout.txt" || echo 'no summary')"
+	if [[ -z $prop ]]; then
+		if [[ $code -ne 0 || $verdict != "Model checking completed. No error has been found." || ! -f $dir/states.dot ]]; then
+			failures+=("TLC on $tla: exit $code, verdict '${verdict:-none}' (want exit 0 and no error)")
+		fi
+	elif [[ $verdict != "Error: Invariant $prop is violated." && $verdict != "Error: Action property $prop is violated." ]]; then
+		failures+=("TLC on $tla: exit $code, verdict '${verdict:-none}' (want $prop violated)")
 	fi
 }
 
@@ -142,18 +154,28 @@ run_fizz() {
 			[[ -f "$outdir/$f" ]] && cp "$outdir/$f" "$dir/$f"
 		done
 	fi
-	local verdict
+	local verdict shown
 	verdict="$(grep -m1 -E '^(PASSED|FAILED)' "$dir/stdout.txt" || true)"
-	write_manifest "$dir" "$name" FizzBee "$FIZZ_VERSION" "$FIZZBEE_BIN" "$run" "$code" "$verdict" "${cmd[*]}" "$spec"
+	shown="${cmd[*]}"
+	shown="${shown//$FIZZ/\$FIZZ}"
+	write_manifest "$dir" "$name" FizzBee "$FIZZ_VERSION" "$FIZZBEE_BIN" "(a temporary copy of $spec)" "$code" "$verdict" "$shown" "$spec"
 	echo "formal: FizzBee $spec: exit $code; ${verdict:-no verdict line}; $(grep -m1 'Unique states' "$dir/stdout.txt" || true)"
 	if [[ $code -ne 0 || $verdict != "$want"* || ($want == FAILED && $verdict != *"$inv"*) ]]; then
 		failures+=("FizzBee on $spec: exit $code, verdict '${verdict:-none}' (want exit 0 and $want${inv:+ $inv})")
 	fi
 }
 
-run_tlc
+run_tlc tlc-program spec/Program.tla spec/Program.cfg
+# The spec mutants (model/program's Mutants): each must break its property.
+run_tlc tlc-program-publish-from-staging spec/mutants/Program_publish_from_staging.tla spec/mutants/Program_publish_from_staging.cfg PublishedOnlyVerified
+run_tlc tlc-program-failed-to-published spec/mutants/Program_failed_to_published.tla spec/mutants/Program_failed_to_published.cfg PublishedOnlyVerified
+run_tlc tlc-program-leave-published spec/mutants/Program_leave_published.tla spec/mutants/Program_leave_published.cfg FailedNeverPublished
+run_tlc tlc-program-interrupt-after-published spec/mutants/Program_interrupt_after_published.tla spec/mutants/Program_interrupt_after_published.cfg PublicationIsTerminal
 run_fizz fizzbee-session spec/session.fizz PASSED
 run_fizz fizzbee-session-no-compaction-teardown spec/mutants/session_no_compaction_teardown.fizz FAILED ChildrenDieWithParent
+run_fizz fizzbee-session-no-vad-teardown spec/mutants/session_no_vad_teardown.fizz FAILED ChildrenDieWithParent
+run_fizz fizzbee-session-no-resp-teardown spec/mutants/session_no_resp_teardown.fizz FAILED ChildrenDieWithParent
+run_fizz fizzbee-session-child-starts-after-teardown spec/mutants/session_child_starts_after_teardown.fizz FAILED ChildrenDieWithParent
 
 echo "formal: comparing the fresh graphs with the Go model"
 if ! (cd "$ROOT" && CONFORM_LIVE_DIR="$OUT" "$GO" test -count=1 -run '^TestLive' -v ./conform/); then

@@ -1,0 +1,3 @@
+
+Ì{"channel_messages":{},"channels":{},"current":0,"failedInvariants":null,"name":"yield","returns":"{}","roles":[{"name":"Session","ref":0,"ref_string":"Session#0","params":{},"fields":{"compaction":0,"conn":0,"resp":0,"vad":0}}],"state":{"s":"role Session#0"},"stats":{"totalActions":0,"counts":{}},"threads":[],"witness":[[false]]}
+ç{"channel_messages":{},"channels":{},"current":0,"failedInvariants":{"0":[0]},"name":"yield","returns":"{}","roles":[{"name":"Session","ref":0,"ref_string":"Session#0","params":{},"fields":{"compaction":2,"conn":1,"resp":2,"vad":0}}],"state":{"s":"role Session#0"},"stats":{"totalActions":1,"counts":{"Session#0.Teardown":1}},"threads":[],"witness":[[false]]}

@@ -42,14 +42,20 @@ verify: build
 # detector, each package's tests given TEST_TIMEOUT so a deadlock fails fast.
 TEST_TIMEOUT ?= 10m
 STATICCHECK  ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# examples/twophase is a module of its own (tracecheck as another team
+# uses it): its tests run too.
+EXAMPLES := examples/twophase
 test: vet lint
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+	@for m in $(EXAMPLES); do echo "== $$m"; (cd $$m && $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...) || exit 1; done
 
 vet:
 	$(GO) vet ./...
+	@for m in $(EXAMPLES); do (cd $$m && $(GO) vet ./...) || exit 1; done
 
 lint:
 	$(GO) run $(STATICCHECK) ./...
+	@for m in $(EXAMPLES); do (cd $$m && $(GO) run $(STATICCHECK) ./...) || exit 1; done
 
 # Every benchmark (figures in README.md): the explorer, trace validation,
 # the session coordinators and the publisher (1 GiB). BENCHTIME=5x for

@@ -36,6 +36,7 @@ func TestLayering(t *testing.T) {
 		{mod + "check", []string{mod + "impl", mod + "harness", mod + "model/program", mod + "model/session", mod + "cmd"}},
 		{mod + "conform", []string{mod + "impl", mod + "harness", mod + "model/program", mod + "model/session", mod + "cmd"}},
 		{mod + "chart", []string{mod + "impl", mod + "harness", mod + "model/program", mod + "model/session", mod + "cmd"}},
+		{mod + "htmlreport", []string{mod + "impl", mod + "harness", mod + "model/program", mod + "model/session", mod + "cmd", mod + "internal"}},
 		// The command line as a library: a team's own binary registers its
 		// specs with it, and gets no bundled system along.
 		{mod + "cli", []string{mod + "impl", mod + "harness", mod + "model/program", mod + "model/session", mod + "cmd", mod + "internal"}},

@@ -1,8 +1,10 @@
 package check_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -168,28 +170,103 @@ func BenchmarkCheckSessions(b *testing.B) {
 	}
 }
 
-// BenchmarkDecode measures the decoder alone on the 1M-event trace.
-func BenchmarkDecode(b *testing.B) {
-	data := generated(1_000_000)
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	b.ResetTimer()
-	start := time.Now()
-	for i := 0; i < b.N; i++ {
-		d := trace.NewDecoder(bytes.NewReader(data), "gen")
+// decodeBaseline is a way to decode the events of an NDJSON trace, for
+// BenchmarkDecode: it returns how many events r holds.
+type decodeBaseline struct {
+	name   string
+	decode func(r io.Reader) (int, error)
+}
+
+// decodeBaselines are BenchmarkDecode's decoders: trace.Decoder, which
+// the checker uses, and the standard library's, as baselines.
+// bench_jsonv2_test.go adds encoding/json/v2's when GOEXPERIMENT=jsonv2.
+var decodeBaselines = []decodeBaseline{
+	{"tracecheck", func(r io.Reader) (int, error) {
+		d := trace.NewDecoder(r, "gen")
 		n := 0
 		for {
 			_, err := d.Next()
+			if err == io.EOF {
+				return n, nil
+			}
 			if err != nil {
-				break
+				return n, err
 			}
 			n++
 		}
-		if n != 1_000_000 {
-			b.Fatalf("decoded %d events", n)
+	}},
+	// encoding/json, one json.Unmarshal a line into what the checker needs
+	// of an event: its fields, and its state's values as raw JSON (the
+	// checker converts and caches values itself). Unlike trace.Decoder, it
+	// refuses no unknown or repeated field and says nothing of positions.
+	{"encoding-json", func(r io.Reader) (int, error) {
+		return eachLine(r, func(line []byte) error {
+			var e jsonEvent
+			return json.Unmarshal(line, &e)
+		})
+	}},
+}
+
+// jsonEvent is an event as encoding/json decodes what the checker needs
+// of it.
+type jsonEvent struct {
+	V        int                        `json:"v"`
+	Instance string                     `json:"instance"`
+	Seq      uint64                     `json:"seq"`
+	Action   string                     `json:"action"`
+	Part     string                     `json:"part"`
+	Stutter  bool                       `json:"stutter"`
+	State    map[string]json.RawMessage `json:"state"`
+	Time     json.RawMessage            `json:"time"`
+	Detail   json.RawMessage            `json:"detail"`
+}
+
+// eachLine calls f with each line of r (without its newline) and returns
+// how many there were, reading r through a buffer as trace.Decoder does.
+func eachLine(r io.Reader, f func([]byte) error) (int, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	n := 0
+	for {
+		line, err := br.ReadSlice('\n')
+		if len(line) > 0 {
+			if ferr := f(line); ferr != nil {
+				return n, fmt.Errorf("line %d: %w", n+1, ferr)
+			}
+			n++
+		}
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
 		}
 	}
-	b.ReportMetric(1e6*float64(b.N)/time.Since(start).Seconds(), "events/s")
+}
+
+// BenchmarkDecode measures the decoder alone on the 1M-event trace, and
+// the standard library's decoders on the same input as baselines
+// (encoding/json; encoding/json/v2 and jsontext too when built with
+// GOEXPERIMENT=jsonv2): MB/s and events/s each.
+func BenchmarkDecode(b *testing.B) {
+	data := generated(1_000_000)
+	for _, d := range decodeBaselines {
+		b.Run(d.name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			b.ResetTimer()
+			start := time.Now()
+			for i := 0; i < b.N; i++ {
+				n, err := d.decode(bytes.NewReader(data))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if n != 1_000_000 {
+					b.Fatalf("decoded %d events", n)
+				}
+			}
+			b.ReportMetric(1e6*float64(b.N)/time.Since(start).Seconds(), "events/s")
+		})
+	}
 }
 
 // genInits writes a trace of n program instances of one Init event each,

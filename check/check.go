@@ -10,6 +10,7 @@ import (
 	"io"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -42,16 +43,20 @@ var (
 // starts with file:line.
 type InputError struct {
 	Pos trace.Pos
+	// Doc is the ITF document, counted from 1, when the input is ITF
+	// (docs/itf.md); Pos.Line is then the line of the ITF input.
+	Doc int
 	Err error
 }
 
-// Error returns "file:line: what".
+// Error returns "file:line: what" ("file:doc:line: what" in the second
+// and later documents of an ITF stream).
 func (e *InputError) Error() string {
 	var pe *trace.PosError
-	if errors.As(e.Err, &pe) {
+	if errors.As(e.Err, &pe) && e.Doc == 0 {
 		return e.Err.Error()
 	}
-	return e.Pos.String() + ": " + e.Err.Error()
+	return where(e.Pos.File, e.Doc, e.Pos.Line) + ": " + e.Err.Error()
 }
 
 // Unwrap returns the underlying error.
@@ -144,6 +149,7 @@ func Check[S comparable](ctx context.Context, sp *model.Spec[S], r io.Reader, na
 	}
 	c.name = name
 	c.readsFrom(r)
+	c.itf, _ = r.(trace.ITFSource)
 	dec := trace.NewDecoderSize(r, name, opt.MaxLine)
 	for n := 0; ; n++ {
 		if n&1023 == 0 {
@@ -155,18 +161,50 @@ func Check[S comparable](ctx context.Context, sp *model.Spec[S], r io.Reader, na
 		if err == io.EOF {
 			break
 		}
+		if c.itf != nil && ev != nil {
+			ev.Pos.Line = c.fromITF(ev.Pos.Line)
+		}
 		if errors.Is(err, trace.ErrTruncated) {
 			c.Truncated(ev.Pos, ev.Line)
 			break
 		}
 		if err != nil {
-			return c.abort(), &InputError{dec.Pos(), err}
+			return c.abort(), c.decodeError(dec.Pos(), err)
 		}
 		if err := c.Feed(ev); err != nil {
 			return c.abort(), err
 		}
 	}
 	return c.Close(), nil
+}
+
+// fromITF returns the line of the ITF input where the state of the
+// NDJSON's line n starts, and makes its document the current one, when
+// the input is ITF converted to NDJSON; otherwise n.
+func (c *Checker[S]) fromITF(n int) int {
+	if c.itf == nil {
+		return n
+	}
+	p, ok := c.itf.ITFPos(n)
+	if !ok {
+		return n
+	}
+	c.doc = p.Doc
+	return p.Line
+}
+
+// decodeError returns the decoder's error err at pos as an input error,
+// at the ITF's line when the input is ITF.
+func (c *Checker[S]) decodeError(pos trace.Pos, err error) error {
+	if c.itf == nil {
+		return &InputError{Pos: pos, Err: err}
+	}
+	pos.Line = c.fromITF(pos.Line)
+	var pe *trace.PosError
+	if errors.As(err, &pe) {
+		err = pe.Err // it names the NDJSON's line
+	}
+	return &InputError{Pos: pos, Doc: c.doc, Err: err}
 }
 
 // readsFrom lets the checker read r's lines again when r can (a regular
@@ -219,6 +257,11 @@ type Checker[S comparable] struct {
 
 	src     io.ReaderAt // the input, if it can be read again (readsFrom)
 	srcBase int64       // the input's offset in src where the check began
+	// itf is the input when it is ITF converted to NDJSON (Check): events
+	// are then named by the ITF's lines, and doc is the document of the
+	// event being checked.
+	itf trace.ITFSource
+	doc int
 
 	events    int
 	taken     []int // how often each transition (transInfo.id) fitted an event alone
@@ -228,8 +271,7 @@ type Checker[S comparable] struct {
 	dropped   int // forgotten instances still in order
 	finishing []finishing[S]
 	fhead     int
-	truncated *trace.Pos
-	truncInst string
+	truncated *Truncation
 	aborted   bool
 	closed    *Report
 
@@ -360,7 +402,7 @@ type composite struct {
 }
 
 func (c *Checker[S]) inputErr(pos trace.Pos, format string, args ...any) error {
-	return &InputError{pos, fmt.Errorf(format, args...)}
+	return &InputError{Pos: pos, Doc: c.doc, Err: fmt.Errorf(format, args...)}
 }
 
 // readState fills c.cons from the event's state.
@@ -370,7 +412,7 @@ func (c *Checker[S]) readState(r *trace.Raw) error {
 	for _, m := range r.State {
 		i, ok := c.spec.vars.find(m.Name)
 		if !ok {
-			return c.inputErr(r.Pos, "%w %q in state (the %s spec has %s)", ErrUnknownVariable, m.Name, c.spec.Name, strings.Join(c.spec.Vars, ", "))
+			return c.unknownVariable(r, m.Name)
 		}
 		v, err := c.values.get(m.Value)
 		if errors.Is(err, ErrUnserializable) {
@@ -383,11 +425,25 @@ func (c *Checker[S]) readState(r *trace.Raw) error {
 			return c.inputErr(r.Pos, "state.%s: %w", m.Name, err)
 		}
 		if k := c.spec.varKind[i]; v.Kind() != k {
-			return c.inputErr(r.Pos, "%w: state.%s is %s %s, the spec's %s is a %s", ErrValue, m.Name, v.Kind(), clip(string(m.Value)), m.Name, k)
+			return c.wrongKind(r, m, v.Kind(), k)
 		}
 		c.cons.put(i, v)
 	}
 	return nil
+}
+
+// The input errors of readState and Feed, out of their way.
+
+func (c *Checker[S]) unknownVariable(r *trace.Raw, name []byte) error {
+	return c.inputErr(r.Pos, "%w %s in state (the %s spec has %s)", ErrUnknownVariable, clipValue(strconv.Quote(string(name))), c.spec.Name, strings.Join(c.spec.Vars, ", "))
+}
+
+func (c *Checker[S]) wrongKind(r *trace.Raw, m trace.RawVar, got, want model.Kind) error {
+	return c.inputErr(r.Pos, "%w: state.%s is %s %s, the spec's %s is %s", ErrValue, m.Name, got, clip(string(m.Value)), m.Name, kindName(want))
+}
+
+func (c *Checker[S]) unknownAction(r *trace.Raw) error {
+	return c.inputErr(r.Pos, "%w %s (the %s spec has %s)", ErrUnknownAction, clipValue(strconv.Quote(string(r.Action))), c.spec.Name, strings.Join(c.spec.actions.names, ", "))
 }
 
 func clip(s string) string {
@@ -395,6 +451,15 @@ func clip(s string) string {
 		return s[:40] + "..."
 	}
 	return s
+}
+
+// kindName names a kind of value with its article: "an int", "a string".
+func kindName(k model.Kind) string {
+	name := k.String()
+	if name != "" && strings.ContainsRune("aeiou", rune(name[0])) {
+		return "an " + name
+	}
+	return "a " + name
 }
 
 // Feed checks one event. It returns an error only for bad input (see
@@ -409,11 +474,14 @@ func (c *Checker[S]) Feed(r *trace.Raw) error {
 		return err
 	}
 	act := -1
+	// An event named Init is the instance's Init, stutter or not, as TLC's
+	// trace validation (spec/TraceProgram.tla) reads it too: a stutter
+	// event's action is free text, but not that one.
 	isInit := string(r.Action) == trace.InitAction
 	if !r.Stutter && !isInit {
 		a, ok := c.spec.actions.find(r.Action)
 		if !ok {
-			return c.inputErr(r.Pos, "%w %q (the %s spec has %s)", ErrUnknownAction, r.Action, c.spec.Name, strings.Join(c.spec.actions.names, ", "))
+			return c.unknownAction(r)
 		}
 		act = a
 	}
@@ -429,7 +497,7 @@ func (c *Checker[S]) Feed(r *trace.Raw) error {
 		if r.Seq == in.lastSeq {
 			what = "repeats"
 		}
-		return c.inputErr(r.Pos, "%w: instance %s: seq %d %s (previous %d at line %d)", ErrSequence, trace.Printable(in.name), r.Seq, what, in.lastSeq, in.lastLine)
+		return c.inputErr(r.Pos, "%w: instance %s: seq %d %s (previous %d at line %d)", ErrSequence, clipID(trace.Printable(in.name)), r.Seq, what, in.lastSeq, in.lastLine)
 	}
 	c.events++
 	in.lastSeq = r.Seq
@@ -452,12 +520,20 @@ func (c *Checker[S]) step(in *instance[S], r *trace.Raw, act int, isInit bool) {
 	switch {
 	case in.events == 1:
 		if !isInit {
-			c.violate(in, r, KindInit, fmt.Sprintf("the instance's first event is %s, want %s", r.Action, trace.InitAction))
+			what := clipID(string(r.Action))
+			if r.Stutter {
+				what = "the stutter event " + clipValue(strconv.Quote(string(r.Action)))
+			}
+			c.violate(in, r, KindInit, fmt.Sprintf("the instance's first event is %s, want %s", what, trace.InitAction))
 			return
 		}
 		c.initial(in, r)
 	case isInit:
-		c.violate(in, r, KindInit, fmt.Sprintf("%s after the instance started (first event at line %d)", trace.InitAction, in.firstLine))
+		also := ""
+		if r.Stutter {
+			also = "; a stutter event named Init is an Init too"
+		}
+		c.violate(in, r, KindInit, fmt.Sprintf("%s after the instance started (first event at line %d%s)", trace.InitAction, in.firstLine, also))
 	case r.Stutter:
 		c.stutter(in, r)
 	case r.Part != nil:
@@ -551,20 +627,23 @@ func (c *Checker[S]) newInstance(name string, pos trace.Pos) *instance[S] {
 
 // remember records r as in's latest matched event, dropping the oldest
 // beyond the last c.last. The events are packed into in.recent, oldest
-// first, each as uvarints: its line number, then either its offset and
-// length in the input (when c.src can read it again) or its length
-// followed by the line's bytes.
+// first, each as uvarints: its line number, its ITF document if the input
+// is ITF, then either its offset and length in the input (when c.src can
+// read it again) or its length followed by the line's bytes.
 func (c *Checker[S]) remember(in *instance[S], r *trace.Raw) {
 	if c.last == 0 {
 		return
 	}
 	if int(in.nrecent) >= c.last {
-		_, rest := unpack(in.recent, c.src != nil)
+		_, rest := c.unpack(in.recent)
 		in.recent = in.recent[:copy(in.recent, rest)]
 		in.nrecent--
 	}
-	var head [3 * binary.MaxVarintLen64]byte
+	var head [4 * binary.MaxVarintLen64]byte
 	b := binary.AppendUvarint(head[:0], uint64(r.Pos.Line))
+	if c.itf != nil {
+		b = binary.AppendUvarint(b, uint64(c.doc))
+	}
 	if c.src != nil {
 		b = binary.AppendUvarint(b, uint64(r.Off))
 		b = binary.AppendUvarint(b, uint64(len(r.Line)))
@@ -581,18 +660,22 @@ func (c *Checker[S]) remember(in *instance[S], r *trace.Raw) {
 
 // packedEvent is one event packed in instance.recent (see remember).
 type packedEvent struct {
-	line, off, n int    // off: where in the input, if it was kept as a position
-	text         []byte // the line, if it was kept as a copy
+	line, doc, off, n int    // off: where in the input, if it was kept as a position
+	text              []byte // the line, if it was kept as a copy
 }
 
 // unpack returns the first event packed in b, and the rest of b.
-func unpack(b []byte, positions bool) (e packedEvent, rest []byte) {
+func (c *Checker[S]) unpack(b []byte) (e packedEvent, rest []byte) {
 	next := func() int {
 		v, n := binary.Uvarint(b)
 		b = b[n:]
 		return int(v)
 	}
 	e.line = next()
+	if c.itf != nil {
+		e.doc = next()
+	}
+	positions := c.src != nil
 	if positions {
 		e.off = next()
 	}
@@ -724,7 +807,7 @@ func (c *Checker[S]) stutter(in *instance[S], r *trace.Raw) {
 	c.next = keep[:0]
 	switch {
 	case len(keep) == 0: // keep the candidates for the report
-		c.violate(in, r, KindStutter, fmt.Sprintf("stutter event %q changes spec variables", r.Action))
+		c.violate(in, r, KindStutter, fmt.Sprintf("stutter event %s changes spec variables", clipValue(strconv.Quote(string(r.Action)))))
 	case len(keep) < len(in.cands()):
 		in.setCands(keep)
 	}
@@ -766,10 +849,16 @@ func (c *Checker[S]) part(in *instance[S], r *trace.Raw, act int) {
 }
 
 // Truncated records that the stream's last line (at pos, partial text
-// line) was cut off mid-line: its instance, or every instance if the
-// partial line does not say which, is incomplete.
+// line) has no newline: the writer stopped before the line's end, so the
+// line is not checked, even if it holds a whole event, and its instance,
+// or every instance if the partial line does not say which, is
+// incomplete.
 func (c *Checker[S]) Truncated(pos trace.Pos, line []byte) {
-	c.truncated = &pos
+	c.truncated = &Truncation{File: pos.File, Line: pos.Line, Doc: c.doc}
+	if c.doc == 0 {
+		_, err := trace.ParseEvent(line, pos)
+		c.truncated.Whole = err == nil
+	}
 	name, ok := trace.PeekInstance(line)
 	if !ok {
 		for _, in := range c.order {
@@ -777,7 +866,7 @@ func (c *Checker[S]) Truncated(pos trace.Pos, line []byte) {
 		}
 		return
 	}
-	c.truncInst = name
+	c.truncated.Instance = name
 	in, h, slot := c.insts.find([]byte(name))
 	if in == nil {
 		in = c.newInstance(name, pos)
@@ -799,7 +888,8 @@ func (c *Checker[S]) Close() *Report {
 	}
 	rep := &Report{File: c.name, Model: c.spec.Name, Events: c.events, Ambiguous: c.ambiguous}
 	if c.truncated != nil {
-		rep.Truncated = &Truncation{File: c.truncated.File, Line: c.truncated.Line, Instance: c.truncInst}
+		t := *c.truncated
+		rep.Truncated = &t
 	}
 	for _, in := range c.order {
 		if in.flags&(fForgotten|fReported) != 0 {
@@ -861,7 +951,7 @@ func (c *Checker[S]) report(res InstanceResult) {
 func (c *Checker[S]) final(in *instance[S]) (Verdict, string) {
 	switch {
 	case in.is(fTrunc):
-		return Incomplete, fmt.Sprintf("the trace is truncated at %s (a partial last line)", c.truncated)
+		return Incomplete, c.truncated.reason()
 	case in.comp() != nil:
 		comp := in.comp()
 		return Incomplete, fmt.Sprintf("the trace ends inside the composite step %s begun at line %d", comp.name, comp.pos.Line)
@@ -896,7 +986,7 @@ func (c *Checker[S]) Emit(e trace.Event) error {
 	c.line = append(c.line[:0], line...)
 	r, err := trace.ParseEvent(c.line, trace.Pos{File: c.name, Line: c.emitted})
 	if err != nil {
-		return &InputError{trace.Pos{File: c.name, Line: c.emitted}, err}
+		return &InputError{Pos: trace.Pos{File: c.name, Line: c.emitted}, Err: err}
 	}
 	return c.Feed(r)
 }

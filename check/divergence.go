@@ -13,8 +13,12 @@ import (
 // that no behaviour of the spec explains, with what the spec allowed
 // instead.
 type Divergence struct {
-	File     string `json:"file"`
-	Line     int    `json:"line"`
+	File string `json:"file"`
+	Line int    `json:"line"`
+	// Doc is set when the input is ITF (docs/itf.md): the document,
+	// counted from 1, of the event; Line is then the line of the ITF input
+	// where the event's state starts.
+	Doc      int    `json:"doc,omitempty"`
 	Instance string `json:"instance"`
 	Seq      uint64 `json:"seq"`
 	Action   string `json:"action"`
@@ -30,10 +34,17 @@ type Divergence struct {
 	Candidates []Candidate `json:"candidates"`
 	// Diff is a -want +got diff of the state: the spec's closest
 	// successor (or, when no successor exists, the state before) against
-	// the event's state.
+	// the event's state. When the event's state agrees with that state on
+	// every variable it carries, a -want +got diff would show nothing:
+	// Diff then says so and why the state does not fit (the guard that
+	// fails there, in the spec's words, or what the state breaks), and
+	// lists the state.
 	Diff string `json:"diff,omitempty"`
 	// Fits names the actions enabled before the event whose successor has
-	// the event's state: what the code probably did instead.
+	// the event's state, and changes a variable the event carries: what
+	// the code probably did instead. An action whose successor the
+	// event's state only fits because the event leaves out what the
+	// action changes is not named: that would be true of any state.
 	Fits []string `json:"fits,omitempty"`
 	// Recent are the instance's last matched events, oldest first.
 	Recent []Recent `json:"recent,omitempty"`
@@ -86,7 +97,10 @@ type Candidate struct {
 
 // Recent is one matched event of a divergence report.
 type Recent struct {
-	Line  int    `json:"line"`
+	Line int `json:"line"`
+	// Doc is the event's ITF document when the input is ITF, as in
+	// Divergence.
+	Doc   int    `json:"doc,omitempty"`
 	Event string `json:"event"`
 }
 
@@ -107,15 +121,33 @@ func (c *Checker[S]) violate(in *instance[S], r *trace.Raw, kind DivergenceKind,
 		what, want = "state", "unchanged state"
 		d.Fits = c.fits(states, -1, &c.cons)
 	}
+	// What a stutter event must leave unchanged: the state before, with
+	// what the open composite step has set so far.
+	vals := c.spec.valuation
+	if comp := in.comp(); kind == KindStutter && comp != nil {
+		vals = func(s S) []model.Value {
+			v := slices.Clone(c.spec.valuation(s))
+			for _, i := range comp.cons.idx {
+				v[i] = comp.cons.vals[i]
+			}
+			return v
+		}
+		what = "state (with what the open composite " + comp.name + " has set)"
+		want = "unchanged state, with what the open composite " + comp.name + " has set"
+	}
 	for _, s := range states[:min(len(states), maxCandidates)] {
 		cd := Candidate{State: prefix + c.spec.Format(s), Enabled: nonNil(c.spec.Enabled(s))}
 		if what != "" {
-			cd.Why = c.differs(c.spec.valuation(s), &c.cons, what)
+			cd.Why = c.differs(vals(s), &c.cons, what)
 		}
 		d.Candidates = append(d.Candidates, cd)
 	}
 	if want != "" && len(states) > 0 {
-		d.Diff = c.diff(c.spec.valuation(states[0]), &c.cons, want)
+		same := ""
+		if kind == KindInit && in.events == 1 {
+			same = "the event's state agrees with an initial state on every variable it carries, but " + reason + "; the initial state"
+		}
+		d.Diff = c.diff(vals(states[0]), &c.cons, want, same)
 	}
 	c.finish(in, d)
 }
@@ -134,6 +166,7 @@ func (c *Checker[S]) violateStep(in *instance[S], r *trace.Raw, act int, cons *c
 		vals  []model.Value
 		n     int
 		label string
+		same  string // why the state does not fit, should the event's state agree with it
 	}
 	var b *best
 	guardOnly, badStep := true, ""
@@ -144,7 +177,8 @@ func (c *Checker[S]) violateStep(in *instance[S], r *trace.Raw, act int, cons *c
 		if e.guard != "" {
 			why = append(why, fmt.Sprintf("%s is not enabled: guard %s is false", a.Name, e.guard))
 			if b == nil {
-				b = &best{c.spec.valuation(s), 1 << 30, "state before (" + a.Name + " not enabled)"}
+				b = &best{c.spec.valuation(s), 1 << 30, "state before (" + a.Name + " not enabled)",
+					fmt.Sprintf("the event's state agrees with the state before on every variable it carries, and %s is not enabled there (guard %s is false); the state before", a.Name, e.guard)}
 			}
 		} else {
 			guardOnly = false
@@ -162,7 +196,12 @@ func (c *Checker[S]) violateStep(in *instance[S], r *trace.Raw, act int, cons *c
 					}
 					badStep = ti.bad
 					if b == nil || b.n > 0 {
-						b = &best{vals, 0, "spec's successor after " + a.Name}
+						what := "that state breaks " + ti.bad
+						if !strings.HasPrefix(ti.bad, "invariant") {
+							what = "the step to it breaks " + ti.bad
+						}
+						b = &best{vals, 0, "spec's successor after " + a.Name,
+							fmt.Sprintf("the event's state agrees with the spec's successor after %s on every variable it carries, but %s; the successor", a.Name, what)}
 					}
 					continue
 				}
@@ -170,7 +209,7 @@ func (c *Checker[S]) violateStep(in *instance[S], r *trace.Raw, act int, cons *c
 					why = append(why, c.differs(vals, cons, "successor")...)
 				}
 				if b == nil || n < b.n {
-					b = &best{vals, n, "spec's successor after " + a.Name}
+					b = &best{vals, n, "spec's successor after " + a.Name, ""}
 				}
 			}
 			if len(e.next) > maxCandidates && i < maxCandidates {
@@ -200,18 +239,24 @@ func (c *Checker[S]) violateStep(in *instance[S], r *trace.Raw, act int, cons *c
 		d.Reason += " (composite step merged from its parts)"
 	}
 	if b != nil {
-		d.Diff = c.diff(b.vals, cons, b.label)
+		d.Diff = c.diff(b.vals, cons, b.label, b.same)
 	}
 	c.finish(in, d)
 }
 
 // fits names the actions other than skip whose successor, from one of the
-// first candidates, has the state cons.
+// first candidates, has the state cons and differs from the candidate in
+// a variable cons carries: an action that changes only variables the
+// event leaves out would fit whatever the event said, so it tells
+// nothing.
 func (c *Checker[S]) fits(cands []S, skip int, cons *constraint) []string {
 	var out []string
 	for i, s := range cands {
 		if i >= 4*maxCandidates {
 			break
+		}
+		if cons.countDiffs(c.spec.valuation(s)) == 0 {
+			continue // a successor that fits cons changes nothing cons carries
 		}
 		for ai, a := range c.spec.Actions {
 			if ai != skip && !slices.Contains(out, a.Name) && slices.ContainsFunc(c.spec.successors(s, ai).vals, cons.matches) {
@@ -223,7 +268,7 @@ func (c *Checker[S]) fits(cands []S, skip int, cons *constraint) []string {
 }
 
 func (c *Checker[S]) divergence(in *instance[S], r *trace.Raw, kind DivergenceKind, reason string) *Divergence {
-	d := &Divergence{File: r.Pos.File, Line: r.Pos.Line, Instance: in.name, Seq: r.Seq,
+	d := &Divergence{File: r.Pos.File, Line: r.Pos.Line, Doc: c.doc, Instance: in.name, Seq: r.Seq,
 		Action: string(r.Action), Event: string(r.Line), Kind: kind, Reason: reason}
 	d.Recent = c.recentEvents(in)
 	return d
@@ -235,12 +280,12 @@ func (c *Checker[S]) recentEvents(in *instance[S]) []Recent {
 	var out []Recent
 	for b := in.recent; len(b) > 0; {
 		var e packedEvent
-		e, b = unpack(b, c.src != nil)
+		e, b = c.unpack(b)
 		text := string(e.text)
 		if c.src != nil {
 			text = c.reread(in.name, e.line, int64(e.off), e.n)
 		}
-		out = append(out, Recent{e.line, text})
+		out = append(out, Recent{Line: e.line, Doc: e.doc, Event: text})
 	}
 	return out
 }
@@ -288,21 +333,27 @@ func (c *Checker[S]) differs(vals []model.Value, cons *constraint, what string) 
 	var out []string
 	for _, i := range cons.idx {
 		if !vals[i].Equal(cons.vals[i]) {
-			out = append(out, fmt.Sprintf("%s differs in %s: spec has %s, event has %s", what, c.spec.Vars[i], vals[i], cons.vals[i]))
+			out = append(out, fmt.Sprintf("%s differs in %s"+specHas+"%s"+eventHas+"%s", what, c.spec.Vars[i], vals[i], cons.vals[i]))
 		}
 	}
 	return out
 }
 
 // diff renders a -want +got diff of want (a full state) against got (the
-// event's possibly partial state).
-func (c *Checker[S]) diff(want []model.Value, got *constraint, label string) string {
+// event's possibly partial state). If they agree on every variable got
+// carries, a diff would show nothing: it is then same, the reason the
+// state want does not fit, over the state.
+func (c *Checker[S]) diff(want []model.Value, got *constraint, label, same string) string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "-want +got (want: %s; got: the event's state)\n", label)
+	if same != "" && got.countDiffs(want) == 0 {
+		sb.WriteString(same + ":\n")
+	} else {
+		fmt.Fprintf(&sb, "-want +got (want: %s; got: the event's state)\n", label)
+	}
 	for i, name := range c.spec.Vars {
 		switch {
 		case !got.set[i]:
-			fmt.Fprintf(&sb, "  %s = %s  (not in the event)\n", name, want[i])
+			fmt.Fprintf(&sb, "  %s = %s%s\n", name, want[i], notInEvent)
 		case want[i].Equal(got.vals[i]):
 			fmt.Fprintf(&sb, "  %s = %s\n", name, want[i])
 		default:

@@ -68,13 +68,51 @@ type InstanceResult struct {
 	FinalValues [][]model.Value `json:"-"`
 }
 
-// Truncation records a last line cut off mid-write.
+// Truncation records a last line without its newline: cut off
+// mid-write, so not checked.
 type Truncation struct {
 	File string `json:"file"`
 	Line int    `json:"line"`
+	// Doc is set when the input is ITF (docs/itf.md): the document,
+	// counted from 1, that records the truncation of the trace it was
+	// exported from (its "#meta" "truncated"); Line is then the line where
+	// that document starts.
+	Doc int `json:"doc,omitempty"`
 	// Instance is the cut-off event's instance if the partial line names
 	// it; otherwise every instance is incomplete.
 	Instance string `json:"instance,omitempty"`
+	// Whole says that the line holds a whole event and lacks only its
+	// newline: it is not checked either (docs/trace-format.md,
+	// "Truncation").
+	Whole bool `json:"whole_event,omitempty"`
+}
+
+// reason is the reason an instance the truncation makes incomplete gives.
+func (t *Truncation) reason() string {
+	at := where(t.File, t.Doc, t.Line)
+	switch {
+	case t.Doc > 0:
+		return fmt.Sprintf("the ITF document at %s records that its trace was cut off mid-line (#meta.truncated)", at)
+	case t.Whole:
+		return fmt.Sprintf("the trace ends at %s on a whole event without its newline, which is not checked (a writer stopped before the line's end)", at)
+	}
+	return fmt.Sprintf("the trace is truncated at %s (a partial last line)", at)
+}
+
+// note is the truncation's line in a text report.
+func (t *Truncation) note() string {
+	who := "every instance"
+	if t.Instance != "" {
+		who = "instance " + clipID(t.Instance)
+	}
+	at := where(t.File, t.Doc, t.Line)
+	switch {
+	case t.Doc > 0:
+		return fmt.Sprintf("truncated: the ITF document at %s records that the trace it was exported from ended on a partial line (#meta.truncated); %s is incomplete", at, who)
+	case t.Whole:
+		return fmt.Sprintf("truncated: %s has no newline: it holds a whole event, but a line without its newline is not checked (the writer stopped before the line's end); %s is incomplete", at, who)
+	}
+	return fmt.Sprintf("truncated: %s has no newline (the writer stopped mid-line); %s is incomplete", at, who)
 }
 
 // Transition is one model transition a trace exercised, with each state
@@ -255,20 +293,21 @@ func (r *Report) writeNotes(b *strings.Builder) {
 		fmt.Fprintf(b, "  %d more valid instances finished and were not kept (live monitoring)\n", r.Forgotten)
 	}
 	if t := r.Truncated; t != nil {
-		who := "every instance"
-		if t.Instance != "" {
-			who = "instance " + t.Instance
-		}
-		fmt.Fprintf(b, "  truncated: %s:%d has no newline (the writer stopped mid-line); %s is incomplete\n", t.File, t.Line, who)
+		fmt.Fprintf(b, "  %s\n", t.note())
 	}
 }
 
 // writeReplay writes the replay command line for a violation of a named
-// file.
+// file. An instance id too long to print whole is left out of it.
 func writeReplay(b *strings.Builder, in InstanceResult, file, model string) {
-	if in.Divergence != nil && file != "" && file != "-" && file != "stdin" {
-		fmt.Fprintf(b, "    replay: tracecheck replay --model %s --instance %s %s\n", model, shellQuote(in.Instance), shellQuote(file))
+	if in.Divergence == nil || file == "" || file == "-" || file == "stdin" {
+		return
 	}
+	if len(in.Instance) > maxShown {
+		fmt.Fprintf(b, "    replay: tracecheck replay --model %s %s  (add --instance with the instance's id: it is too long to print here, check --json has it whole)\n", model, shellQuote(file))
+		return
+	}
+	fmt.Fprintf(b, "    replay: tracecheck replay --model %s --instance %s %s\n", model, shellQuote(in.Instance), shellQuote(file))
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
@@ -306,7 +345,11 @@ func (in InstanceResult) writeText(b *strings.Builder) {
 // "  NAME: VERDICT, N events (lines A-B)[: REASON]\n", to b.
 func (in *InstanceResult) appendLine(b []byte) []byte {
 	b = append(b, "  "...)
-	b = append(b, in.Instance...)
+	if len(in.Instance) > maxShown {
+		b = append(b, clipID(in.Instance)...)
+	} else {
+		b = append(b, in.Instance...)
+	}
 	b = append(b, ": "...)
 	b = append(b, in.Verdict.String()...)
 	b = append(b, ", "...)
@@ -323,10 +366,12 @@ func (in *InstanceResult) appendLine(b []byte) []byte {
 	return append(b, '\n')
 }
 
+// writeText writes the divergence report for a person; instance ids,
+// actions and values longer than maxShown bytes are clipped.
 func (d *Divergence) writeText(b *strings.Builder) {
 	ind := "    "
-	fmt.Fprintf(b, "%s%s:%d: instance %s, seq %d, action %s: %s\n", ind, d.File, d.Line, d.Instance, d.Seq, d.Action, d.Reason)
-	fmt.Fprintf(b, "%sevent: %s\n", ind, d.Event)
+	fmt.Fprintf(b, "%s%s: instance %s, seq %d, action %s: %s\n", ind, where(d.File, d.Doc, d.Line), clipID(d.Instance), d.Seq, clipID(d.Action), d.Reason)
+	fmt.Fprintf(b, "%sevent: %s\n", ind, clipEvent(d.Event))
 	if len(d.Candidates) > 0 {
 		fmt.Fprintf(b, "%scandidate states before the event:\n", ind)
 	}
@@ -338,7 +383,7 @@ func (d *Divergence) writeText(b *strings.Builder) {
 		}
 		fmt.Fprintf(b, "%s     enabled: %s\n", ind, en)
 		for _, why := range c.Why {
-			fmt.Fprintf(b, "%s     why: %s\n", ind, why)
+			fmt.Fprintf(b, "%s     why: %s\n", ind, clipWhy(why))
 		}
 	}
 	if len(d.Fits) > 0 {
@@ -346,13 +391,13 @@ func (d *Divergence) writeText(b *strings.Builder) {
 	}
 	if d.Diff != "" {
 		for _, l := range strings.Split(strings.TrimRight(d.Diff, "\n"), "\n") {
-			fmt.Fprintf(b, "%s%s\n", ind, l)
+			fmt.Fprintf(b, "%s%s\n", ind, clipDiffLine(l))
 		}
 	}
 	if len(d.Recent) > 0 {
 		fmt.Fprintf(b, "%slast %d matched events:\n", ind, len(d.Recent))
 		for _, e := range d.Recent {
-			fmt.Fprintf(b, "%s  %s:%d: %s\n", ind, d.File, e.Line, e.Event)
+			fmt.Fprintf(b, "%s  %s: %s\n", ind, where(d.File, e.Doc, e.Line), clipEvent(e.Event))
 		}
 	}
 }

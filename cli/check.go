@@ -253,9 +253,13 @@ func (a *app) openTrace(file, modelName string, maxLine int, maxITF int64) (io.R
 		return nil, name, namedModel{}, func() {}, fmt.Errorf("%s: %w", name, err)
 	}
 	if modelName == "" && head == nil { // ITF: infer from its first states
-		br := bufio.NewReaderSize(r, 64<<10)
-		head, _ = br.Peek(64 << 10) // short input is fine
-		r = br
+		if src, ok := r.(trace.ITFSource); ok { // peeked in place: check names the ITF's lines
+			head, _ = src.Peek(64 << 10) // short input is fine
+		} else {
+			br := bufio.NewReaderSize(r, 64<<10)
+			head, _ = br.Peek(64 << 10)
+			r = br
+		}
 	}
 	m, err := a.pick(name, modelName, head)
 	if err != nil {

@@ -285,7 +285,7 @@ func TestCheckCommandITF(t *testing.T) {
 	doc := itfOf(t, corpusDir+"program/publish-unverified-bad.ndjson")
 	p := writeTemp(t, "run.itf.json", doc)
 	out, errs, code := runCLI(t, "check", p)
-	if code != exitViolation || !strings.Contains(out, "run.itf.json:4: instance run-5, seq 3, action AtomicPublication") {
+	if code != exitViolation || !strings.Contains(out, "run.itf.json:45: instance run-5, seq 3, action AtomicPublication") { // the ITF's line (docs/itf.md, "Positions")
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
 	old := stdin
@@ -477,6 +477,8 @@ func TestCheckStreamsViolation(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	// Not a timing bet: the pipe is still open, so no amount of waiting
+	// could let the command know the trace's end yet.
 	if strings.Contains(out.String(), "a: incomplete") || strings.Contains(out.String(), "stdin: VIOLATION") {
 		t.Errorf("printed before the end of the trace:\n%s", out.String())
 	}

@@ -362,8 +362,9 @@ func ParseBigint(s string) (*big.Int, bool) {
 // document's "#meta"."instance" if it has one (tracecheck writes it), else
 // instance; it is an error if both are empty.
 //
-// The first state becomes the Init event. Each later state's action is its
-// "mbt::actionTaken"; a state without one is an error wrapping
+// The first state becomes the Init event, unless its "#meta" marks it a
+// stutter event: then, as for every later state, the action is its
+// "mbt::actionTaken"; a later state without one is an error wrapping
 // [ErrITFNoAction]. "mbt::nondetPicks" goes to the event's Detail under the
 // same key. A state's "#meta" supplies seq (else its position), part,
 // stutter, time and detail when tracecheck wrote them. Values are kept in
@@ -411,6 +412,11 @@ func (doc *ITF) Events(instance string) ([]Event, error) {
 			return nil, fmt.Errorf("%w: state %d: %s is %T, want a string", ErrITF, i, ITFActionTaken, action)
 		}
 		switch {
+		case i == 0 && e.Stutter && hasAction:
+			// A stutter event's action is free text, not a step: a
+			// behaviour that starts with one (a trace whose first event is
+			// a stutter, exported) reads back as it was written.
+			e.Action = name
 		case i == 0:
 			e.Action = InitAction
 			if hasAction && name != InitAction {
@@ -677,16 +683,53 @@ func SplitInstances(events []Event) (names []string, byInstance map[string][]Eve
 // so a checker still reports the instance as incomplete.
 const ITFMetaTruncated = "truncated"
 
+// ITFPos is where a state starts in an ITF input: what a report names
+// instead of the NDJSON line [AsNDJSON] wrote for the state.
+type ITFPos struct {
+	// Doc is the document the state is in, counted from 1 in a stream of
+	// documents.
+	Doc int
+	// Line is the line of the input, counted from 1 from where the reader
+	// was when AsNDJSON got it, where the state's object starts (its "{").
+	// It counts the lines of the whole input, not of the document.
+	Line int
+}
+
+// ITFSource is the reader [AsNDJSON] returns for ITF input: NDJSON that
+// also says where each of its lines comes from in the ITF, so that a
+// checker can name the ITF's lines instead of the NDJSON's.
+type ITFSource interface {
+	io.Reader
+	// ITFPos returns where the state written as the NDJSON's line n
+	// (counted from 1) starts in the ITF input; for the partial line that
+	// ends the NDJSON of a document recorded as truncated
+	// ([ITFMetaTruncated]), where that document starts; and for the line
+	// after the last written when the next document cannot be read, where
+	// that document starts, if it got that far. ok is false for a line not
+	// written yet or written long ago: the positions of the last
+	// 16,384 lines written are kept, far more than a reader buffers ahead.
+	ITFPos(n int) (pos ITFPos, ok bool)
+	// Peek returns the next n bytes of the NDJSON without reading them, as
+	// [bufio.Reader.Peek] does (fewer, with the error, at the end of the
+	// input or on an error), so that a caller can look ahead without
+	// hiding the ITFSource behind a buffer.
+	Peek(n int) ([]byte, error)
+}
+
+// itfPosKept is how many lines' positions an itfStream keeps.
+const itfPosKept = 1 << 14
+
 // AsNDJSON returns the trace in r as NDJSON for a [Decoder]. If r starts
 // with an ITF document ([IsITF]), r is read as a stream of one or more
 // ITF documents one after another (as `tracecheck export --itf` writes
 // several instances to standard output), and their states are returned as
-// NDJSON events, one line a state, document after document (in a single
-// document, line N is state N-1); itf is then true. A document that names
-// no instance of its own gets instance, the k-th such document after the
-// first instance + "#k". Otherwise r's bytes are returned as they are. A
-// document recorded as truncated ([ITFMetaTruncated]) ends the NDJSON
-// with a partial line of its instance, as the original NDJSON ended.
+// NDJSON events, one line a state, document after document; itf is then
+// true, and out is an [ITFSource], which says where in r each line's
+// state starts. A document that names no instance of its own gets
+// instance, the k-th such document after the first instance + "#k".
+// Otherwise r's bytes are returned as they are. A document recorded as
+// truncated ([ITFMetaTruncated]) ends the NDJSON with a partial line of
+// its instance, as the original NDJSON ended.
 //
 // Documents are read and converted one at a time, as the NDJSON is read:
 // memory is bounded by the largest document, and each document by
@@ -707,8 +750,7 @@ func AsNDJSONSize(r io.Reader, instance string, max int64) (out io.Reader, itf b
 	if !IsITF(br) {
 		return br, false, nil
 	}
-	cr := &capReader{r: br, limit: max, what: "an ITF document", max: max}
-	s := &itfStream{dec: json.NewDecoder(cr), cr: cr, max: max, instance: instance}
+	s := &itfStream{br: br, max: max, instance: instance, line: 1}
 	s.w = NewWriter(&s.buf)
 	if err := s.next(); err != nil {
 		return nil, true, err
@@ -717,19 +759,32 @@ func AsNDJSONSize(r io.Reader, instance string, max int64) (out io.Reader, itf b
 }
 
 // itfStream converts a stream of ITF documents to NDJSON as it is read.
+// It splits the stream into documents itself, so that it knows the line
+// where each starts: it skips the white space between them, counting its
+// newlines, and gathers a document's bytes up to the brace that closes it
+// (docScanner), for json.Unmarshal to read whole.
 type itfStream struct {
-	dec      *json.Decoder
-	cr       *capReader
+	br       *bufio.Reader
+	raw      []byte // the document being read
+	line     int    // the line where br is
 	max      int64
 	instance string
-	k        int     // documents read
-	events   []Event // the current document's events not yet written
+	k        int      // documents read
+	events   []Event  // the current document's events not yet written
+	at       []ITFPos // where each of them starts in the input
+	docAt    ITFPos   // where the current document starts
 	w        *Writer
 	buf      bytes.Buffer
 	cut      []byte // the partial line that ends the NDJSON, if any
+	cutAt    ITFPos // where the document that records the cut starts
 	done     bool
 	err      error
+	failAt   ITFPos   // where the document that could not be read starts, if known
+	lines    int      // NDJSON lines written
+	pos      []ITFPos // where the last lines written start: line n at (n-1) % itfPosKept
 }
+
+var _ ITFSource = (*itfStream)(nil)
 
 func (s *itfStream) Read(p []byte) (int, error) {
 	for s.buf.Len() == 0 {
@@ -741,6 +796,38 @@ func (s *itfStream) Read(p []byte) (int, error) {
 	return s.buf.Read(p)
 }
 
+// Peek implements [ITFSource].
+func (s *itfStream) Peek(n int) ([]byte, error) {
+	for s.buf.Len() < n && s.err == nil {
+		s.fill()
+	}
+	if b := s.buf.Bytes(); len(b) < n {
+		return b, s.err
+	}
+	return s.buf.Bytes()[:n], nil
+}
+
+// ITFPos implements [ITFSource].
+func (s *itfStream) ITFPos(n int) (ITFPos, bool) {
+	switch {
+	case n == s.lines+1 && s.err != nil && s.err != io.EOF && s.failAt.Line > 0:
+		return s.failAt, true
+	case n < 1 || n > s.lines || n <= s.lines-len(s.pos):
+		return ITFPos{}, false
+	}
+	return s.pos[(n-1)%itfPosKept], true
+}
+
+// wrote records that the next NDJSON line's state starts at p.
+func (s *itfStream) wrote(p ITFPos) {
+	if len(s.pos) < itfPosKept {
+		s.pos = append(s.pos, p)
+	} else {
+		s.pos[s.lines%itfPosKept] = p
+	}
+	s.lines++
+}
+
 // fill writes the next event (or the final partial line) into s.buf, or
 // sets s.err.
 func (s *itfStream) fill() {
@@ -750,14 +837,16 @@ func (s *itfStream) fill() {
 			s.err = err
 			return
 		}
+		s.wrote(s.at[0])
 		s.events[0] = Event{}
-		s.events = s.events[1:]
+		s.events, s.at = s.events[1:], s.at[1:]
 	case !s.done:
 		if err := s.next(); err != nil {
 			s.err = err
 		}
 	case s.cut != nil:
 		s.buf.Write(s.cut)
+		s.wrote(s.cutAt)
 		s.cut = nil
 	default:
 		s.err = io.EOF
@@ -765,27 +854,30 @@ func (s *itfStream) fill() {
 }
 
 // next reads the next document into s.events, or sets s.done at the end.
+// A document may take up to max bytes, and so may the white space before
+// it.
 func (s *itfStream) next() error {
-	// The document starts after the white space where the decoder is
-	// (More skips it, within the bound): it may take up to max bytes from
-	// there.
-	s.cr.limit = s.dec.InputOffset() + s.max
-	if s.k > 0 {
-		s.dec.More()
-		s.cr.limit = s.dec.InputOffset() + s.max
-	}
-	var raw json.RawMessage
-	if err := s.dec.Decode(&raw); err == io.EOF && s.k > 0 {
+	switch err := s.skipSpace(); {
+	case err == io.EOF && s.k > 0:
 		s.done = true
 		return nil
-	} else if errors.Is(err, ErrTooLarge) {
+	case err == io.EOF:
+		return fmt.Errorf("%w: document 1: %w", ErrITF, io.ErrUnexpectedEOF)
+	case err != nil:
+		s.failAt = ITFPos{Doc: s.k + 1, Line: s.line} // where the reader stopped
 		return fmt.Errorf("document %d: %w", s.k+1, err)
-	} else if err != nil {
-		return fmt.Errorf("%w: document %d: %w", ErrITF, s.k+1, err)
+	}
+	s.docAt = ITFPos{Doc: s.k + 1, Line: s.line}
+	raw, err := s.document()
+	if err != nil {
+		s.failAt = s.docAt
+		return fmt.Errorf("document %d: %w", s.k+1, err)
 	}
 	s.k++
+	s.line += bytes.Count(raw, newline)
 	doc, err := parseITF(raw)
 	if err != nil {
+		s.failAt = s.docAt
 		return fmt.Errorf("document %d: %w", s.k, err)
 	}
 	name := s.instance
@@ -794,12 +886,224 @@ func (s *itfStream) next() error {
 	}
 	events, err := doc.Events(name)
 	if err != nil {
+		s.failAt = s.docAt
 		return fmt.Errorf("document %d: %w", s.k, err)
 	}
 	if _, ok := doc.Meta[ITFMetaTruncated]; ok && len(events) > 0 {
 		inst, _ := json.Marshal(events[0].Instance)
 		s.cut = fmt.Appendf(nil, `{"v":%d,"instance":%s`, Version, inst)
+		s.cutAt = s.docAt
 	}
 	s.events = events
+	s.at = s.at[:0]
+	starts := stateStarts(raw)
+	if len(starts) != len(events) { // cannot be: raw is the document just parsed
+		starts = nil
+	}
+	line, from := s.docAt.Line, 0
+	for i := range events {
+		if starts != nil {
+			line += bytes.Count(raw[from:starts[i]], newline)
+			from = starts[i]
+		}
+		s.at = append(s.at, ITFPos{Doc: s.k, Line: line})
+	}
+	if cap(s.raw) > 1<<20 { // a large document's buffer is not kept for the next
+		s.raw = nil
+	}
 	return nil
+}
+
+var newline = []byte{'\n'}
+
+// chunk returns what br holds buffered, reading more if it holds nothing.
+func (s *itfStream) chunk() ([]byte, error) {
+	if s.br.Buffered() == 0 {
+		if _, err := s.br.Peek(1); err != nil {
+			return nil, err
+		}
+	}
+	return s.br.Peek(s.br.Buffered())
+}
+
+// skipSpace skips the white space before the next document, counting
+// its lines. It returns io.EOF if the input ends first.
+func (s *itfStream) skipSpace() error {
+	var skipped int64
+	for {
+		b, err := s.chunk()
+		if err != nil {
+			return err
+		}
+		n := len(b) - len(bytes.TrimLeft(b, " \t\r\n"))
+		s.line += bytes.Count(b[:n], newline)
+		s.br.Discard(n)
+		if skipped += int64(n); skipped > s.max {
+			return tooLarge("an ITF document", s.max)
+		}
+		if n < len(b) {
+			return nil
+		}
+	}
+}
+
+// document reads the document that starts where br is: the bytes up to
+// the brace that closes its first, up to max of them.
+func (s *itfStream) document() ([]byte, error) {
+	s.raw = s.raw[:0]
+	var sc docScanner
+	for {
+		b, err := s.chunk()
+		if err == io.EOF {
+			return nil, fmt.Errorf("%w: %w", ErrITF, io.ErrUnexpectedEOF)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(s.raw) == 0 && b[0] != '{' {
+			return nil, fmt.Errorf("%w: want a JSON object, not %q", ErrITF, b[0])
+		}
+		n, end := sc.scan(b)
+		if int64(len(s.raw)+n) > s.max {
+			return nil, tooLarge("an ITF document", s.max)
+		}
+		s.raw = append(s.raw, b[:n]...)
+		s.br.Discard(n)
+		if end {
+			return s.raw, nil
+		}
+	}
+}
+
+// docScanner finds where a JSON value ends, fed its bytes a chunk at a
+// time: it follows strings (and their escapes) and the nesting of objects
+// and arrays. Anything else it leaves to the JSON parser.
+type docScanner struct {
+	depth    int
+	str, esc bool
+}
+
+// scan reads b, the value's next bytes, and returns how many of them are
+// the value's, and whether the value ends there.
+func (sc *docScanner) scan(b []byte) (n int, end bool) {
+	for i, c := range b {
+		switch {
+		case sc.esc:
+			sc.esc = false
+		case sc.str:
+			switch c {
+			case '\\':
+				sc.esc = true
+			case '"':
+				sc.str = false
+			}
+		case c == '"':
+			sc.str = true
+		case c == '{' || c == '[':
+			sc.depth++
+		case c == '}' || c == ']':
+			if sc.depth--; sc.depth == 0 {
+				return i + 1, true
+			}
+		}
+	}
+	return len(b), false
+}
+
+// stateStarts returns the offset in doc, a well-formed JSON object, of
+// each element of its "states" array: of the last member whose name is
+// "states" in any case, as encoding/json decodes an ITF.
+func stateStarts(doc []byte) []int {
+	var starts []int
+	i := skipSpace(doc, 0)
+	if i >= len(doc) || doc[i] != '{' {
+		return nil
+	}
+	for i++; ; {
+		i = skipSpace(doc, i)
+		if i >= len(doc) || doc[i] == '}' {
+			return starts
+		}
+		if doc[i] == ',' {
+			i++
+			continue
+		}
+		end := skipValue(doc, i)
+		var name string
+		if json.Unmarshal(doc[i:end], &name) != nil {
+			return nil
+		}
+		i = skipSpace(doc, end)
+		if i >= len(doc) || doc[i] != ':' {
+			return nil
+		}
+		i = skipSpace(doc, i+1)
+		if !strings.EqualFold(name, "states") || i >= len(doc) || doc[i] != '[' {
+			i = skipValue(doc, i)
+			continue
+		}
+		starts = starts[:0:0]
+		for i++; ; {
+			i = skipSpace(doc, i)
+			if i >= len(doc) {
+				return nil
+			}
+			if doc[i] == ']' {
+				i++
+				break
+			}
+			if doc[i] == ',' {
+				i++
+				continue
+			}
+			starts = append(starts, i)
+			i = skipValue(doc, i)
+		}
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the offset just after the JSON value that starts at
+// b[i], in well-formed JSON.
+func skipValue(b []byte, i int) int {
+	depth := 0
+	for i < len(b) {
+		switch b[i] {
+		case '"':
+			i++
+			for i < len(b) && b[i] != '"' {
+				if b[i] == '\\' {
+					i++
+				}
+				i++
+			}
+			i++ // the closing quote
+			if depth == 0 {
+				return i
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 { // the end of a number or literal
+				return i
+			}
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		case ',', ' ', '\t', '\r', '\n', ':':
+			if depth == 0 { // the end of a number or literal
+				return i
+			}
+		}
+		i++
+	}
+	return i
 }

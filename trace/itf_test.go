@@ -535,3 +535,185 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	c.n += int64(n)
 	return n, err
 }
+
+// ITFPos names, for each NDJSON line AsNDJSON writes, the document and
+// the line of the input where the state's object starts, whatever the
+// layout: states on one line or spread over several, blank lines and
+// several documents on a line, strings that hold brackets, quotes and
+// newlines, and "states" spelt as encoding/json reads it.
+func TestITFPos(t *testing.T) {
+	at := func(doc, line int) ITFPos { return ITFPos{Doc: doc, Line: line} }
+	for _, c := range []struct {
+		name  string
+		input string
+		want  []ITFPos // line n of the NDJSON at want[n-1]
+	}{
+		{"one line", `{"states":[{"x":1},{"x":2,"mbt::actionTaken":"A"}]}`, []ITFPos{at(1, 1), at(1, 1)}},
+		{"indented", "{\n  \"vars\": [\"x\"],\n  \"states\": [\n    {\n      \"x\": 1\n    },\n    {\n      \"x\": 2,\n      \"mbt::actionTaken\": \"A\"\n    }\n  ]\n}\n",
+			[]ITFPos{at(1, 4), at(1, 7)}},
+		{"blank lines, documents after one another", "\n\n" + `{"states":[{"x":1}]}` + "\n\n\n" + `{"states":[` + "\n" + `{"x":2}]} {"states":[{"x":3},` + "\n\n" + `{"x":4,"mbt::actionTaken":"A"}]}` + "\n",
+			[]ITFPos{at(1, 3), at(2, 7), at(3, 7), at(3, 9)}},
+		{"strings with brackets, quotes and escaped newlines", `{"#meta":{"note":"[{\"states\": [1]}\n"},"vars":["x"],"states":[` + "\n" +
+			`{"x":"a]}\\\"[{"},` + "\n" + `{"x":{"#set":[[1],{"k":"}"}]},"mbt::actionTaken":"A"}]}`, []ITFPos{at(1, 2), at(1, 3)}},
+		{"states in another case, read as encoding/json does", `{"states":[{"x":1}],` + "\n" + `"States":[` + "\n" + `{"x":2}]}`, []ITFPos{at(1, 3)}},
+		{"escaped name", "{\"st\\u0061tes\":[\n{\"x\":1}]}", []ITFPos{at(1, 2)}},
+		{"a document longer than the read buffer, escapes and brackets in a string across its chunks",
+			`{"states":[{"x":"` + strings.Repeat(`\"}]{[\\`, 30000) + `"},` + "\n" + `{"x":2,"mbt::actionTaken":"A"}]}` + "\n" + `{"states":[{"x":3}]}`,
+			[]ITFPos{at(1, 1), at(1, 2), at(2, 3)}},
+		{"truncated document", "{\"#meta\":{\"truncated\":\"r.ndjson:3\"},\n\"states\":[\n{\"x\":1}]}", []ITFPos{at(1, 3), at(1, 1)}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, itf, err := AsNDJSON(strings.NewReader(c.input), "i")
+			if err != nil || !itf {
+				t.Fatalf("itf %v, %v", itf, err)
+			}
+			src := out.(ITFSource)
+			b, err := io.ReadAll(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.SplitAfter(string(b), "\n")
+			if lines[len(lines)-1] == "" {
+				lines = lines[:len(lines)-1]
+			}
+			if len(lines) != len(c.want) {
+				t.Fatalf("%d NDJSON lines, want %d:\n%s", len(lines), len(c.want), b)
+			}
+			var got []ITFPos
+			for n := 1; n <= len(lines); n++ {
+				p, ok := src.ITFPos(n)
+				if !ok {
+					t.Errorf("line %d: no position", n)
+				}
+				got = append(got, p)
+			}
+			if diff := cmp.Diff(c.want, got); diff != "" {
+				t.Errorf("positions -want +got\n%s", diff)
+			}
+			for _, n := range []int{0, len(lines) + 1} {
+				if p, ok := src.ITFPos(n); ok {
+					t.Errorf("line %d: %+v, want none", n, p)
+				}
+			}
+		})
+	}
+}
+
+// The positions of the last itfPosKept lines are kept, no more; and when
+// a later document cannot be read, the line after the last names where
+// it starts.
+func TestITFPosKept(t *testing.T) {
+	var doc strings.Builder
+	doc.WriteString(`{"states":[` + "\n")
+	const n = itfPosKept + 100
+	for i := range n {
+		if i > 0 {
+			doc.WriteString(",\n")
+		}
+		fmt.Fprintf(&doc, `{"x":%d,"mbt::actionTaken":"A"}`, i)
+	}
+	doc.WriteString("]}\n\n" + `{"states": 7}`)
+	out, _, err := AsNDJSON(strings.NewReader(doc.String()), "i")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := out.(ITFSource)
+	if _, err := io.ReadAll(out); !errors.Is(err, ErrITF) {
+		t.Fatalf("the malformed second document: %v", err)
+	}
+	for _, c := range []struct {
+		line int
+		want ITFPos
+		ok   bool
+	}{
+		{1, ITFPos{}, false},
+		{100, ITFPos{}, false},
+		{101, ITFPos{1, 102}, true},
+		{n, ITFPos{1, n + 1}, true},
+		{n + 1, ITFPos{2, n + 3}, true}, // the document that could not be read
+		{n + 2, ITFPos{}, false},
+	} {
+		if p, ok := src.ITFPos(c.line); p != c.want || ok != c.ok {
+			t.Errorf("ITFPos(%d) = %+v, %v; want %+v, %v", c.line, p, ok, c.want, c.ok)
+		}
+	}
+}
+
+// Peek looks ahead without reading: what is read afterwards is what it
+// saw, and it says where the NDJSON ends.
+func TestITFPeek(t *testing.T) {
+	out, _, err := AsNDJSON(strings.NewReader(`{"states":[{"x":1},{"x":2,"mbt::actionTaken":"A"}]} {"states":[{"x":3}]}`), "i")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := out.(ITFSource)
+	head, err := src.Peek(10)
+	if string(head) != `{"v":1,"in` || err != nil {
+		t.Errorf("Peek(10) = %q, %v", head, err)
+	}
+	all, err := src.Peek(1 << 20)
+	if err != io.EOF || strings.Count(string(all), "\n") != 3 {
+		t.Errorf("Peek beyond the end = %q, %v; want the 3 lines and io.EOF", all, err)
+	}
+	want := string(all)
+	b, err := io.ReadAll(out)
+	if string(b) != want || err != nil {
+		t.Errorf("read after peeking: %q, %v; want %q", b, err, want)
+	}
+}
+
+// A trace whose first event is a stutter event comes back from ITF as it
+// was, not as an Init.
+func TestITFStutterFirst(t *testing.T) {
+	events := []Event{
+		{V: Version, Instance: "r", Seq: 0, Action: "boot", Stutter: true, State: map[string]any{}},
+		{V: Version, Instance: "r", Seq: 1, Action: InitAction, State: map[string]any{"x": json.Number("1")}},
+	}
+	var buf bytes.Buffer
+	if err := WriteITF(&buf, events); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadITF(&buf, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(events, back); diff != "" {
+		t.Errorf("events -want +got\n%s", diff)
+	}
+}
+
+// A later document that cannot be read is an error from Read, and the
+// line after the last names where that document starts.
+func TestITFStreamErrors(t *testing.T) {
+	first := `{"states":[{"x":1}]}` + "\n\n"
+	for _, c := range []struct {
+		name, next string
+		max        int64
+		want       error
+		text       string
+	}{
+		{"not an object", `[{"states":[]}]`, 0, ErrITF, "document 2: malformed ITF document: want a JSON object, not '['"},
+		{"cut off", `{"states":[{"x":`, 0, ErrITF, "document 2: malformed ITF document: unexpected EOF"},
+		{"malformed", `{"states":[{"x" 1}]}`, 0, ErrITF, "document 2: malformed ITF document: invalid character"},
+		{"white space beyond the bound", strings.Repeat(" ", 64) + `{"states":[]}`, 32, ErrTooLarge, "document 2: input too large"},
+		{"too large", `{"states":[{"x":"` + strings.Repeat("y", 64) + `"}]}`, 32, ErrTooLarge, "document 2: input too large"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, _, err := AsNDJSONSize(strings.NewReader(first+c.next), "i", max(c.max, 64))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.max > 0 { // the first document fits 64 bytes; the bound is for the next
+				out.(*itfStream).max = c.max
+			}
+			src := out.(ITFSource)
+			b, err := io.ReadAll(out)
+			if !errors.Is(err, c.want) || !strings.HasPrefix(err.Error(), c.text) || strings.Count(string(b), "\n") != 1 {
+				t.Errorf("read %q, %v; want one line, then %q (%v)", b, err, c.text, c.want)
+			}
+			if p, ok := src.ITFPos(2); !ok || p != (ITFPos{Doc: 2, Line: 3}) {
+				t.Errorf("ITFPos(2) = %+v, %v; want document 2 at line 3", p, ok)
+			}
+		})
+	}
+}

@@ -21,7 +21,7 @@ func init() {
 	register(cli.Command{Name: "session-demo", Summary: "run realtime sessions with the default workers over synthetic PCM, trace and check them", Run: runSessionDemo})
 }
 
-const sessionDemoSynopsis = `[-sessions N] [-turns T] [-speed X] [-o FILE] [-mutant-m4]
+const sessionDemoSynopsis = `[-sessions N] [-turns T] [-speed X] [-o FILE]
 
 Runs N concurrent realtime voice sessions (impl/session) with the default
 workers: an energy-threshold VAD over synthetic 16 kHz PCM16 frames, a
@@ -32,8 +32,8 @@ compacts its history every second turn, and closes.
 
 The trace of all sessions (NDJSON, docs/trace-format.md) is written to FILE
 ("-" for standard output) and then validated against spec/session.fizz.
--mutant-m4 turns on the M4 mutation switch (compaction left
-fire-and-forget): the check then reports the divergence at Teardown.
+(The M4 gap, compaction left fire-and-forget, is a code mutant: see
+'tracecheck mutate session/fire-and-forget-compaction'.)
 
 Exit codes: 0 every session's trace valid; 1 a violation or an incomplete
 trace; 2 usage; 3 the trace file could not be written.`
@@ -44,7 +44,6 @@ func runSessionDemo(args []string, stdout, stderr io.Writer) int {
 	turns := fs.Int("turns", 3, "user `turns` per session (1..1000)")
 	speed := fs.Float64("speed", 20, "TTS pacing `factor`: 1 is real time (> 0)")
 	out := fs.String("o", "session-demo.ndjson", "trace output `file`, - for stdout")
-	mutant := fs.Bool("mutant-m4", false, "turn on the M4 mutation switch (for mutation experiments)")
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
@@ -85,13 +84,14 @@ func runSessionDemo(args []string, stdout, stderr io.Writer) int {
 	}
 	sink := &demoSink{w: w}
 	rep, err := session.RunDemo(context.Background(), session.DemoConfig{Sessions: *sessions, Turns: *turns,
-		Speed: *speed, Sink: sink, MutantFireAndForgetCompaction: *mutant})
+		Speed: *speed, Sink: sink})
 	if err != nil {
 		fmt.Fprintf(stderr, "tracecheck session-demo: teardown reported: %v\n", err)
 	}
-	// Every session is closed; only a goroutine that outlived its session
-	// (the M4 mutant's compaction) can still emit. Its events are dropped,
-	// and counted below, so that the trace read from buf is final.
+	// Every session is closed; only a child that outlived its session (one
+	// its teardown abandoned, stuck past the join timeout) can still emit.
+	// Its events are dropped, and counted below, so that the trace read
+	// from buf is final.
 	sink.close()
 	if *out == "-" {
 		stdout.Write(buf.Bytes())

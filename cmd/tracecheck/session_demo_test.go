@@ -19,7 +19,6 @@ func TestSessionDemo(t *testing.T) {
 		contains string
 	}{
 		{"valid run", []string{"session-demo", "-sessions", "3", "-turns", "2", "-speed", "200", "-o", trace}, exitOK, "check against spec/session.fizz: valid (3 valid"},
-		{"M4 mutant", []string{"session-demo", "-sessions", "2", "-turns", "2", "-speed", "200", "-o", trace, "-mutant-m4"}, exitViolation, "Teardown at line"},
 		{"help", []string{"session-demo", "-h"}, exitOK, ""},
 		{"zero sessions", []string{"session-demo", "-sessions", "0"}, exitUsage, ""},
 		{"bad speed", []string{"session-demo", "-speed", "-1"}, exitUsage, ""},

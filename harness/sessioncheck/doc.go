@@ -16,6 +16,7 @@
 //
 // The tests drive real coordinators: porcupine linearizability with many
 // goroutines, rapid model-based testing from model/session's actions,
-// teardown injected at every point of each child's lifecycle, and the M4
-// mutation switch in both directions.
+// teardown injected at every point of each child's lifecycle, and the
+// scenarios that kill the session's named code mutants (internal/mutants):
+// a compaction in flight at teardown, and a finish racing a start.
 package sessioncheck

@@ -8,8 +8,9 @@ import (
 	"github.com/tracecheck/tracecheck/harness/sessioncheck"
 )
 
-// Validate a trace recorded from the M4 mutant against the spec and
-// against the mutant spec.
+// Validate a trace recorded from the M4 gap (the code mutant
+// session/fire-and-forget-compaction) against the spec and against the
+// mutant spec.
 func ExampleCheck() {
 	for _, mutant := range []bool{false, true} {
 		f, err := os.Open("../../traces/session/recorded/m4-mutant-compaction-outlives-bad.ndjson")

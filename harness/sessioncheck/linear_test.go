@@ -23,17 +23,12 @@ import (
 )
 
 // artifactsDir is where non-linearizable histories' visualizations go:
-// $TRACECHECK_ARTIFACTS; else, for an unexpected failure, a directory under
-// the system's temp dir that outlives the test, and for an expected one
-// (the seeded race) the test's own temp dir.
-func artifactsDir(t *testing.T, expected bool) string {
+// $TRACECHECK_ARTIFACTS, else a directory under the system's temp dir that
+// outlives the test.
+func artifactsDir(t *testing.T) string {
 	t.Helper()
 	dir := os.Getenv("TRACECHECK_ARTIFACTS")
-	switch {
-	case dir != "":
-	case expected:
-		return t.TempDir()
-	default:
+	if dir == "" {
 		dir = filepath.Join(os.TempDir(), "tracecheck-artifacts")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -49,12 +44,91 @@ type linearRun struct {
 	windows map[sessioncheck.EventKey][]sessioncheck.Window
 }
 
+// add records op, and its window under key (if the call caused an event).
+func (r *linearRun) add(op porcupine.Operation, key sessioncheck.EventKey) {
+	r.ops = append(r.ops, op)
+	if key.Action != "" {
+		r.windows[key] = append(r.windows[key], sessioncheck.Window{Call: op.Call, Return: op.Return})
+	}
+}
+
 type workload struct {
 	goroutines, opsEach, sessions int
 	closeProb                     float64
 	seed                          uint64
-	racy                          bool
 	completing                    bool // responses complete on their own
+}
+
+// newLinearSession starts session i for a linearizability run: SilenceFrames
+// 1, deterministic workers, its trace stamped into rec.
+func newLinearSession(t *testing.T, i int, rec *sessioncheck.Recorder, gen session.Generator) *session.Session {
+	t.Helper()
+	s, err := session.New(context.Background(), session.Config{
+		Instance: fmt.Sprintf("s%d", i), Sink: rec, SilenceFrames: 1, JoinTimeout: 10 * time.Second,
+		Detector:    &sessiontest.Detector{},
+		Generator:   gen,
+		Synthesizer: sessiontest.Synthesizer{},
+		Compactor:   &sessiontest.Compactor{},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// perform calls op on s (session op.Session) as client, stamping the call
+// and the return on clock, and returns the operation and the key of the
+// trace event it caused (none: an empty Action).
+func perform(clock *sessioncheck.Clock, s *session.Session, client int, op sessioncheck.Op) (porcupine.Operation, sessioncheck.EventKey) {
+	inst := fmt.Sprintf("s%d", op.Session)
+	var res sessioncheck.Result
+	var key sessioncheck.EventKey
+	call := clock.Now()
+	switch op.Kind {
+	case sessioncheck.OpPush:
+		frame := sessiontest.Silence()
+		if op.Speech {
+			frame = sessiontest.Speech()
+		}
+		ev, err := s.PushAudio(frame)
+		res = sessioncheck.Result{Err: sessioncheck.Classify(err), Turn: ev.Kind, Frame: ev.Frame}
+		switch ev.Kind {
+		case session.TurnStarted:
+			key = sessioncheck.EventKey{Instance: inst, Action: "VadStart", ID: ev.Frame}
+		case session.TurnStopped:
+			key = sessioncheck.EventKey{Instance: inst, Action: "VadStop", ID: ev.Frame}
+		}
+	case sessioncheck.OpStart:
+		r, err := s.StartResponse("p")
+		res.Err = sessioncheck.Classify(err)
+		if err == nil {
+			res.ID = r.ID()
+			key = sessioncheck.EventKey{Instance: inst, Action: "RespStart", ID: r.ID()}
+		}
+	case sessioncheck.OpFinish, sessioncheck.OpCancel:
+		var err error
+		if op.Kind == sessioncheck.OpFinish {
+			err = s.FinishResponse(op.ID)
+		} else {
+			err = s.CancelResponse(op.ID)
+		}
+		res.Err = sessioncheck.Classify(err)
+		if err == nil {
+			key = sessioncheck.EventKey{Instance: inst, Action: "RespFinish", ID: op.ID}
+		}
+	case sessioncheck.OpTrigger:
+		j, err := s.TriggerCompaction()
+		res.Err = sessioncheck.Classify(err)
+		if err == nil {
+			res.ID = j.ID()
+			key = sessioncheck.EventKey{Instance: inst, Action: "CompTrigger", ID: j.ID()}
+		}
+	case sessioncheck.OpClose:
+		res.Err = sessioncheck.Classify(s.Close())
+		key = sessioncheck.EventKey{Instance: inst, Action: "Teardown"}
+	}
+	ret := clock.Now()
+	return porcupine.Operation{ClientId: client, Input: op, Call: call, Output: res, Return: ret}, key
 }
 
 func runLinear(t *testing.T, w workload) linearRun {
@@ -70,24 +144,9 @@ func runLinear(t *testing.T, w workload) linearRun {
 	sessions := make([]*session.Session, w.sessions)
 	latest := make([]atomic.Uint64, w.sessions)
 	for i := range sessions {
-		s, err := session.New(context.Background(), session.Config{
-			Instance: fmt.Sprintf("s%d", i), Sink: rec, SilenceFrames: 1, JoinTimeout: 10 * time.Second,
-			Detector:           &sessiontest.Detector{},
-			Generator:          gen,
-			Synthesizer:        sessiontest.Synthesizer{},
-			Compactor:          &sessiontest.Compactor{},
-			TestOnlyRacyFinish: w.racy,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sessions[i] = s
+		sessions[i] = newLinearSession(t, i, rec, gen)
 	}
-	type local struct {
-		ops     []porcupine.Operation
-		windows map[sessioncheck.EventKey][]sessioncheck.Window
-	}
-	locals := make([]local, w.goroutines)
+	locals := make([]linearRun, w.goroutines)
 	var wg sync.WaitGroup
 	for g := 0; g < w.goroutines; g++ {
 		wg.Add(1)
@@ -98,8 +157,6 @@ func runLinear(t *testing.T, w workload) linearRun {
 			l.windows = map[sessioncheck.EventKey][]sessioncheck.Window{}
 			for k := 0; k < w.opsEach; k++ {
 				i := rng.IntN(w.sessions)
-				s := sessions[i]
-				inst := fmt.Sprintf("s%d", i)
 				op := sessioncheck.Op{Session: i}
 				x := rng.Float64()
 				switch {
@@ -122,58 +179,11 @@ func runLinear(t *testing.T, w workload) linearRun {
 						op.ID--
 					}
 				}
-				var res sessioncheck.Result
-				var key sessioncheck.EventKey
-				call := clock.Now()
-				switch op.Kind {
-				case sessioncheck.OpPush:
-					frame := sessiontest.Silence()
-					if op.Speech {
-						frame = sessiontest.Speech()
-					}
-					ev, err := s.PushAudio(frame)
-					res = sessioncheck.Result{Err: sessioncheck.Classify(err), Turn: ev.Kind, Frame: ev.Frame}
-					switch ev.Kind {
-					case session.TurnStarted:
-						key = sessioncheck.EventKey{Instance: inst, Action: "VadStart", ID: ev.Frame}
-					case session.TurnStopped:
-						key = sessioncheck.EventKey{Instance: inst, Action: "VadStop", ID: ev.Frame}
-					}
-				case sessioncheck.OpStart:
-					r, err := s.StartResponse("p")
-					res.Err = sessioncheck.Classify(err)
-					if err == nil {
-						res.ID = r.ID()
-						latest[i].Store(r.ID())
-						key = sessioncheck.EventKey{Instance: inst, Action: "RespStart", ID: r.ID()}
-					}
-				case sessioncheck.OpFinish, sessioncheck.OpCancel:
-					var err error
-					if op.Kind == sessioncheck.OpFinish {
-						err = s.FinishResponse(op.ID)
-					} else {
-						err = s.CancelResponse(op.ID)
-					}
-					res.Err = sessioncheck.Classify(err)
-					if err == nil {
-						key = sessioncheck.EventKey{Instance: inst, Action: "RespFinish", ID: op.ID}
-					}
-				case sessioncheck.OpTrigger:
-					j, err := s.TriggerCompaction()
-					res.Err = sessioncheck.Classify(err)
-					if err == nil {
-						res.ID = j.ID()
-						key = sessioncheck.EventKey{Instance: inst, Action: "CompTrigger", ID: j.ID()}
-					}
-				case sessioncheck.OpClose:
-					res.Err = sessioncheck.Classify(s.Close())
-					key = sessioncheck.EventKey{Instance: inst, Action: "Teardown"}
+				o, key := perform(clock, sessions[i], g, op)
+				if r := o.Output.(sessioncheck.Result); op.Kind == sessioncheck.OpStart && r.Err == sessioncheck.ErrNone {
+					latest[i].Store(r.ID)
 				}
-				ret := clock.Now()
-				l.ops = append(l.ops, porcupine.Operation{ClientId: g, Input: op, Call: call, Output: res, Return: ret})
-				if key.Action != "" {
-					l.windows[key] = append(l.windows[key], sessioncheck.Window{Call: call, Return: ret})
-				}
+				l.add(o, key)
 			}
 		}(g)
 	}
@@ -186,32 +196,56 @@ func runLinear(t *testing.T, w workload) linearRun {
 		}
 	}
 	for i, s := range sessions { // close the rest, as one more client
-		op := sessioncheck.Op{Session: i, Kind: sessioncheck.OpClose}
-		call := clock.Now()
-		err := s.Close()
-		ret := clock.Now()
-		run.ops = append(run.ops, porcupine.Operation{ClientId: w.goroutines, Input: op, Call: call,
-			Output: sessioncheck.Result{Err: sessioncheck.Classify(err)}, Return: ret})
-		k := sessioncheck.EventKey{Instance: fmt.Sprintf("s%d", i), Action: "Teardown"}
-		run.windows[k] = append(run.windows[k], sessioncheck.Window{Call: call, Return: ret})
+		run.add(perform(clock, s, w.goroutines, sessioncheck.Op{Session: i, Kind: sessioncheck.OpClose}))
 	}
 	return run
 }
 
 // checkLinear runs porcupine; on anything but Ok it writes the
 // visualization and returns its path.
-func checkLinear(t *testing.T, ops []porcupine.Operation, name string, expectIllegal bool, opt sessioncheck.ModelOptions) (porcupine.CheckResult, string) {
+func checkLinear(t *testing.T, ops []porcupine.Operation, name string, opt sessioncheck.ModelOptions) (porcupine.CheckResult, string) {
 	t.Helper()
 	model := sessioncheck.ModelWith(opt)
 	res, info := porcupine.CheckOperationsVerbose(model, ops, 60*time.Second)
 	if res == porcupine.Ok {
 		return res, ""
 	}
-	path := filepath.Join(artifactsDir(t, expectIllegal), fmt.Sprintf("%s-%d.html", name, time.Now().UnixNano()))
+	path := filepath.Join(artifactsDir(t), fmt.Sprintf("%s-%d.html", name, time.Now().UnixNano()))
 	if err := porcupine.VisualizePath(model, info, path); err != nil {
 		t.Fatalf("writing visualization: %v", err)
 	}
 	return res, path
+}
+
+// assertLinear checks a run of the given sessions: the history is
+// linearizable, every trace event with a caller lies in that call's window,
+// every response's TTS is closed before Teardown, and the trace validates
+// against spec/session.fizz. It returns the trace's events.
+func assertLinear(t *testing.T, run linearRun, sessions int, name string, opt sessioncheck.ModelOptions) []sessioncheck.Stamped {
+	t.Helper()
+	res, path := checkLinear(t, run.ops, name, opt)
+	if res != porcupine.Ok {
+		t.Fatalf("porcupine: %v over %d operations; visualization: %s", res, len(run.ops), path)
+	}
+	events := run.rec.Events()
+	if bad := sessioncheck.Windows(events, run.windows); len(bad) > 0 {
+		t.Fatalf("%d trace events outside their caller's window, e.g.:\n%s", len(bad), bad[0])
+	}
+	var plain []trace.Event
+	for _, st := range events {
+		plain = append(plain, st.Event)
+	}
+	if bad := sessioncheck.TTSClosedBeforeTeardown(plain); len(bad) > 0 {
+		t.Fatalf("M5: %d responses' TTS not closed before Teardown, e.g. %s", len(bad), bad[0])
+	}
+	rep, err := sessioncheck.Check(context.Background(), bytes.NewReader(run.rec.NDJSON()), name+".ndjson", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verdict() != check.Valid || len(rep.Instances) != sessions {
+		t.Fatalf("trace of %d sessions: %v (%d valid)\n%s", len(rep.Instances), rep.Verdict(), rep.Count(check.Valid), firstBad(rep))
+	}
+	return events
 }
 
 func TestLinearizable(t *testing.T) {
@@ -235,18 +269,9 @@ func TestLinearizable(t *testing.T) {
 			if len(run.ops) < w.goroutines*w.opsEach {
 				t.Fatalf("only %d operations", len(run.ops))
 			}
-			res, path := checkLinear(t, run.ops, "session-linear", false, sessioncheck.ModelOptions{ResponsesComplete: completing})
-			if res != porcupine.Ok {
-				t.Fatalf("porcupine: %v over %d operations; visualization: %s", res, len(run.ops), path)
-			}
-			events := run.rec.Events()
-			if bad := sessioncheck.Windows(events, run.windows); len(bad) > 0 {
-				t.Fatalf("%d trace events outside their caller's window, e.g.:\n%s", len(bad), bad[0])
-			}
-			var plain []trace.Event
+			events := assertLinear(t, run, w.sessions, "session-linear", sessioncheck.ModelOptions{ResponsesComplete: completing})
 			completed := 0
 			for _, st := range events {
-				plain = append(plain, st.Event)
 				if st.Event.Action == "RespFinish" && st.Event.Detail["cause"] == "complete" {
 					completed++
 				}
@@ -254,37 +279,80 @@ func TestLinearizable(t *testing.T) {
 			if completing && completed == 0 {
 				t.Fatal("no response completed on its own")
 			}
-			if bad := sessioncheck.TTSClosedBeforeTeardown(plain); len(bad) > 0 {
-				t.Fatalf("M5: %d responses' TTS not closed before Teardown, e.g. %s", len(bad), bad[0])
-			}
-			rep, err := sessioncheck.Check(context.Background(), bytes.NewReader(run.rec.NDJSON()), "linear.ndjson", false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if rep.Verdict() != check.Valid || len(rep.Instances) != w.sessions {
-				t.Fatalf("trace of %d sessions: %v (%d valid)\n%s", len(rep.Instances), rep.Verdict(), rep.Count(check.Valid), firstBad(rep))
-			}
 			t.Logf("%d operations by %d goroutines on %d sessions, %d trace events (%d responses completed on their own): linearizable, every event in its caller's window, trace valid",
 				len(run.ops), w.goroutines, w.sessions, len(events), completed)
 		})
 	}
 }
 
-// TestSeededRaceCaught: the check-then-act race of TestOnlyRacyFinish must
-// make the history non-linearizable.
-func TestSeededRaceCaught(t *testing.T) {
-	for attempt := 1; attempt <= 10; attempt++ {
-		run := runLinear(t, workload{goroutines: 8, opsEach: 1000, sessions: 2, seed: uint64(attempt), racy: true})
-		res, path := checkLinear(t, run.ops, "session-racy-finish", true, sessioncheck.ModelOptions{})
-		if res == porcupine.Illegal {
-			t.Logf("attempt %d: race caught as %v; visualization: %s", attempt, res, path)
-			if bad := sessioncheck.Windows(run.rec.Events(), run.windows); len(bad) > 0 {
-				t.Logf("and %d trace events outside their caller's window, e.g. %s", len(bad), bad[0])
-			}
-			return
-		}
+// TestLinearizableContended: the workload of TestLinearizable with its 8
+// goroutines on only 2 sessions, so that most calls on a coordinator race
+// another (finishes and cancels of a response a concurrent start may have
+// preempted among them).
+func TestLinearizableContended(t *testing.T) {
+	w := workload{goroutines: 8, opsEach: 1000, sessions: 2, seed: 3}
+	if testing.Short() {
+		w.opsEach = 300
 	}
-	t.Fatal("the seeded check-then-act race was never caught in 10 runs")
+	run := runLinear(t, w)
+	events := assertLinear(t, run, w.sessions, "session-contended", sessioncheck.ModelOptions{})
+	t.Logf("%d operations by %d goroutines on %d sessions, %d trace events: linearizable, every event in its caller's window, trace valid",
+		len(run.ops), w.goroutines, w.sessions, len(events))
+}
+
+// TestFinishRacesStart: round after round on one session, FinishResponse
+// of the active response races a StartResponse that preempts it: one is
+// called on the test's goroutine just as the other's goroutine is released,
+// the finish first in even rounds and the start in odd ones; then the new
+// response is finished. Whichever wins, the finish ends the old response or
+// is refused, never the new one: the history is linearizable and the trace
+// valid. (It kills the named mutant session/racy-finish, internal/mutants,
+// whose FinishResponse checks the id on a snapshot and then finishes
+// whatever is active.)
+func TestFinishRacesStart(t *testing.T) {
+	rounds := 300
+	if testing.Short() {
+		rounds = 100
+	}
+	clock := &sessioncheck.Clock{}
+	run := linearRun{rec: sessioncheck.NewRecorder(clock), windows: map[sessioncheck.EventKey][]sessioncheck.Window{}}
+	never := sessiontest.NewGate() // responses end only by a call
+	defer never.Release()
+	s := newLinearSession(t, 0, run.rec, &sessiontest.Generator{Words: []string{"w"}, Gate: never})
+	finished := 0 // rounds in which the finish ended the old response
+	for round := range rounds {
+		old, key := perform(clock, s, 0, sessioncheck.Op{Kind: sessioncheck.OpStart})
+		run.add(old, key)
+		var fin, start porcupine.Operation
+		var finKey, startKey sessioncheck.EventKey
+		finish := func() {
+			fin, finKey = perform(clock, s, 1, sessioncheck.Op{Kind: sessioncheck.OpFinish, ID: old.Output.(sessioncheck.Result).ID})
+		}
+		preempt := func() { start, startKey = perform(clock, s, 2, sessioncheck.Op{Kind: sessioncheck.OpStart}) }
+		here, there := finish, preempt
+		if round%2 == 1 {
+			here, there = preempt, finish
+		}
+		ready, done := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(done)
+			<-ready
+			there()
+		}()
+		close(ready)
+		here()
+		<-done
+		run.add(fin, finKey)
+		run.add(start, startKey)
+		if fin.Output.(sessioncheck.Result).Err == sessioncheck.ErrNone {
+			finished++
+		}
+		run.add(perform(clock, s, 0, sessioncheck.Op{Kind: sessioncheck.OpFinish, ID: start.Output.(sessioncheck.Result).ID}))
+	}
+	run.add(perform(clock, s, 0, sessioncheck.Op{Kind: sessioncheck.OpClose}))
+	assertLinear(t, run, 1, "session-finish-races-start", sessioncheck.ModelOptions{})
+	t.Logf("%d rounds: the finish ended the old response in %d, was refused in %d; linearizable, every event in its caller's window, trace valid",
+		rounds, finished, rounds-finished)
 }
 
 func firstBad(rep *check.Report) string {

@@ -75,15 +75,14 @@ type driver struct {
 	gens     chan chan struct{}
 }
 
-func newDriver(mutant bool) (*driver, error) {
+func newDriver() (*driver, error) {
 	d := &driver{rec: &trace.Recorder{}, starts: make(chan chan struct{}), gens: make(chan chan struct{})}
 	s, err := session.New(context.Background(), session.Config{
 		Instance: "mbt", Sink: d.rec, SilenceFrames: 1, JoinTimeout: 10 * time.Second,
-		Detector:                      &sessiontest.Detector{},
-		Generator:                     stepGenerator{starts: d.gens},
-		Synthesizer:                   sessiontest.Synthesizer{},
-		Compactor:                     stepCompactor{starts: d.starts},
-		MutantFireAndForgetCompaction: mutant,
+		Detector:    &sessiontest.Detector{},
+		Generator:   stepGenerator{starts: d.gens},
+		Synthesizer: sessiontest.Synthesizer{},
+		Compactor:   stepCompactor{starts: d.starts},
 	})
 	d.s = s
 	return d, err
@@ -214,13 +213,13 @@ func (d *driver) close() {
 // drawn from sp, drives a real session; after every step the session's
 // observed state equals the model's. At the end the trace validates
 // against sp. log receives the sequence.
-func modelBased(sp *model.Spec[msession.State], mutant bool, log func([]string)) func(*rapid.T) {
+func modelBased(sp *model.Spec[msession.State], log func([]string)) func(*rapid.T) {
 	names := make([]string, len(sp.Actions))
 	for i, a := range sp.Actions {
 		names[i] = a.Name
 	}
 	return func(t *rapid.T) {
-		d, err := newDriver(mutant)
+		d, err := newDriver()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -273,23 +272,13 @@ func modelBased(sp *model.Spec[msession.State], mutant bool, log func([]string))
 }
 
 func TestModelBased(t *testing.T) {
-	rapid.Check(t, modelBased(sessioncheck.Spec(false), false, nil))
+	rapid.Check(t, modelBased(sessioncheck.Spec(false), nil))
 }
 
-// TestModelBasedMutant: with the M4 switch on, the implementation conforms
-// to the M4 mutant of the spec (compaction survives Teardown) — the switch
-// reproduces exactly that gap. The mutant spec's invariant
-// ChildrenDieWithParent is dropped here, since breaking it is the point: the
-// test compares states, and the trace must be a behaviour of the mutant.
-func TestModelBasedMutant(t *testing.T) {
-	sp := sessioncheck.Spec(true)
-	sp.Invariants = nil // the mutant breaks ChildrenDieWithParent by design; compare states only
-	rapid.Check(t, modelBased(sp, true, nil))
-}
-
-// TestShrinking runs the real spec against the M4 mutant and checks that
-// rapid fails and shrinks the failing sequence to a minimal one, of one
-// action (the mutant's Teardown leaves compaction idle, not terminated).
+// TestShrinking runs the implementation against the M4 mutant of the spec
+// (the compaction teardown deleted) and checks that rapid fails and shrinks
+// the failing sequence to a minimal one, of one action (the mutant spec's
+// Teardown leaves compaction idle; the implementation terminates it).
 func TestShrinking(t *testing.T) {
 	var longest int
 	var last []string
@@ -299,15 +288,16 @@ func TestShrinking(t *testing.T) {
 		os.Remove(filepath.Join("testdata", "rapid"))
 		os.Remove("testdata")
 	}()
-	rapid.Check(tb, modelBased(sessioncheck.Spec(false), true, func(seq []string) {
+	rapid.Check(tb, modelBased(sessioncheck.Spec(true), func(seq []string) {
 		last = slices.Clone(seq)
 		longest = max(longest, len(seq))
 	}))
 	if !tb.failed {
-		t.Fatal("rapid did not catch the M4 mutant")
+		t.Fatal("rapid did not catch the implementation departing from the M4 mutant spec")
 	}
-	// Any one action fails (the session's final Teardown leaves compaction
-	// idle instead of terminated), so the minimal case has one step.
+	// Any one action fails (the session's final Teardown terminates
+	// compaction, which the mutant spec leaves idle), so the minimal case
+	// has one step.
 	if len(last) != 1 {
 		t.Fatalf("minimal failing sequence %v, want one action; rapid said:\n%s", last, tb.out.String())
 	}

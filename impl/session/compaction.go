@@ -110,7 +110,7 @@ func (c compCore) terminate() compCore {
 	return c
 }
 
-func (c compCore) published() uint64 { return uint64(c.state) }
+func (c compCore) published() int8 { return int8(c.state) }
 
 // compCoord is the compaction coordinator (M4): the coordinator shape over
 // compCore, whose workers are compaction jobs running the Compactor.

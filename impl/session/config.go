@@ -39,16 +39,6 @@ type Config struct {
 	// JoinTimeout bounds how long teardown waits for all children to
 	// stop. Default 2s. Must be > 0.
 	JoinTimeout time.Duration
-
-	// MutantFireAndForgetCompaction is for tests and mutation experiments
-	// ONLY: it reproduces the M4 gap. Teardown neither cancels nor joins
-	// compaction, which keeps running after the session is torn down.
-	MutantFireAndForgetCompaction bool
-	// TestOnlyRacyFinish is for tests ONLY: it seeds a check-then-act race.
-	// FinishResponse checks the active response from a snapshot outside the
-	// coordinator's goroutine and then finishes whatever response is active
-	// when its request arrives, which may be a newer one.
-	TestOnlyRacyFinish bool
 }
 
 func (c Config) withDefaults() (Config, error) {

@@ -34,11 +34,9 @@ type stepper[S, In, R any] interface {
 	// terminate is the state once the coordinator has stopped with no
 	// work left running.
 	terminate() S
-	// published is what the coordinator publishes after each commit for
-	// readers outside its goroutine: the value of its spec variable in the
-	// low byte and, above it, whatever else such a reader needs (M3: the
-	// active response, for Config.TestOnlyRacyFinish).
-	published() uint64
+	// published is the value of its spec variable, which the coordinator
+	// publishes after each commit for readers outside its goroutine.
+	published() int8
 }
 
 // out is what one step produced, as data.
@@ -142,11 +140,10 @@ type stopResult struct {
 // child is what the connection coordinator (M1) sees of a child
 // coordinator.
 type child struct {
-	name      string        // its spec variable, and its name in TeardownReport.Abandoned
-	pub       atomic.Uint64 // stepper.published, stored after each commit
-	stop      chan stopReq
-	done      chan struct{} // closed when its goroutine has returned
-	forgotten bool          // teardown does not stop it (the M4 mutant)
+	name string       // its spec variable, and its name in TeardownReport.Abandoned
+	pub  atomic.Int32 // stepper.published, stored after each commit
+	stop chan stopReq
+	done chan struct{} // closed when its goroutine has returned
 }
 
 // spec is the child's spec variable's value, as last published.
@@ -183,7 +180,7 @@ type coord[S stepper[S, In, R], In, R any] struct {
 func newCoord[S stepper[S, In, R], In, R any](s *Session, name string, init S) *coord[S, In, R] {
 	c := &coord[S, In, R]{s: s, state: init, reqs: make(chan request[In, R])}
 	c.name, c.stop, c.done = name, make(chan stopReq), make(chan struct{})
-	c.pub.Store(init.published())
+	c.pub.Store(int32(init.published()))
 	return c
 }
 
@@ -198,7 +195,6 @@ func (c *coord[S, In, R]) withWorkers(spawn func(uint64, In, S) (R, *worker),
 // run is the coordinator's goroutine.
 func (c *coord[S, In, R]) run() {
 	defer close(c.done)
-	kill := c.s.kill
 	for {
 		select {
 		case r := <-c.reqs:
@@ -206,17 +202,11 @@ func (c *coord[S, In, R]) run() {
 			r.reply <- reply[R]{v, err}
 		case ex := <-c.exits:
 			c.exited(ex)
-			if kill == nil && len(c.live) == 0 {
-				return // forgotten by teardown, its last work has ended
-			}
 		case r := <-c.stop:
 			r.reply <- stopResult{who: r.who, abandoned: c.shutdown(r.deadline)}
 			return
-		case <-kill:
-			if !c.forgotten || len(c.live) == 0 {
-				return
-			}
-			kill = nil // forgotten by teardown: the work runs on, fire-and-forget
+		case <-c.s.kill: // teardown abandoned us: we took no stop request
+			return
 		}
 	}
 }
@@ -281,12 +271,12 @@ func (c *coord[S, In, R]) commit(next S, ev event) {
 	tr := c.s.tr
 	if tr == nil || ev.action == "" {
 		c.state = next
-		c.pub.Store(next.published())
+		c.pub.Store(int32(next.published()))
 		return
 	}
 	tr.mu.Lock()
 	c.state = next
-	c.pub.Store(c.state.published())
+	c.pub.Store(int32(c.state.published()))
 	tr.emitLocked(ev, map[string]any{c.name: int(c.spec())})
 	tr.mu.Unlock()
 }

@@ -59,7 +59,6 @@ func TestRespCoreStep(t *testing.T) {
 		{"cancel active", active, respIn{op: opCancel, id: 3}, nil, respCore{RespIdle, 0, 3}, ActRespFinish, 0, 3, nil, ErrCanceled},
 		{"finish stale id", active, respIn{op: opFinish, id: 2}, nil, active, "", 0, 0, ErrNoResponse, nil},
 		{"finish when idle", idle, respIn{op: opFinish, id: 1}, nil, idle, "", 0, 0, ErrNoResponse, nil},
-		{"racy finish takes the active", active, respIn{op: opFinishActive, id: 1}, nil, respCore{RespIdle, 0, 3}, ActRespFinish, 0, 3, nil, nil},
 		{"completion of active", active, respIn{}, &exit{id: 3}, respCore{RespIdle, 0, 3}, ActRespFinish, 0, 3, nil, nil},
 		{"failure of active", active, respIn{}, &exit{id: 3, err: ErrChildPanic}, respCore{RespIdle, 0, 3}, ActRespFinish, 0, 3, nil, ErrChildPanic},
 		{"late completion ignored", active, respIn{}, &exit{id: 2}, active, "", 0, 0, nil, nil},

@@ -20,9 +20,6 @@ type DemoConfig struct {
 	Speed float64
 	// Sink receives every session's trace events (nil: no trace).
 	Sink trace.Sink
-	// MutantFireAndForgetCompaction runs the demo with the M4 mutation
-	// switch on (see Config); for mutation experiments only.
-	MutantFireAndForgetCompaction bool
 }
 
 // DemoReport summarises a demo run.
@@ -90,10 +87,9 @@ func RunDemo(ctx context.Context, dc DemoConfig) (DemoReport, error) {
 
 func demoSession(ctx context.Context, dc DemoConfig, i int) (turns, resps, comps int, audio int64, err error) {
 	s, err := New(ctx, Config{
-		Instance:                      fmt.Sprintf("demo-%d", i),
-		Sink:                          dc.Sink,
-		Synthesizer:                   &PacedSynthesizer{Speed: dc.Speed},
-		MutantFireAndForgetCompaction: dc.MutantFireAndForgetCompaction,
+		Instance:    fmt.Sprintf("demo-%d", i),
+		Sink:        dc.Sink,
+		Synthesizer: &PacedSynthesizer{Speed: dc.Speed},
 	})
 	if err != nil {
 		return 0, 0, 0, 0, err

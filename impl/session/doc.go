@@ -68,10 +68,4 @@
 //	vad        0 silent, 1 speech (a turn in progress), 2 terminated
 //	resp       0 idle, 1 active, 2 terminated
 //	compaction 0 idle, 1 running, 2 terminated
-//
-// # Mutation switches
-//
-// [Config.MutantFireAndForgetCompaction] and [Config.TestOnlyRacyFinish]
-// seed known bugs for tests and mutation experiments only: the M4 gap (a
-// compaction that outlives its session) and a check-then-act race.
 package session

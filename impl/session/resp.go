@@ -1,9 +1,6 @@
 package session
 
-import (
-	"fmt"
-	"runtime"
-)
+import "fmt"
 
 // RespState is the state of the response coordinator (M3), with the spec's
 // values.
@@ -47,10 +44,9 @@ func (r *Response) Err() error { return r.result() }
 type respOp int8
 
 const (
-	opStart        respOp = iota
-	opCancel              // cancel the given response
-	opFinish              // finish the given response
-	opFinishActive        // finish whatever is active (TestOnlyRacyFinish)
+	opStart  respOp = iota
+	opCancel        // cancel the given response
+	opFinish        // finish the given response
 )
 
 // respIn is a request to the response coordinator.
@@ -83,19 +79,15 @@ func (c respCore) step(in respIn) (respCore, out[*Response]) {
 		c.active, c.state = c.next, RespActive
 		o.start, o.ev.id = c.next, c.next
 		return c, o
-	case opCancel, opFinish, opFinishActive:
-		id := in.id
-		if in.op == opFinishActive {
-			id = c.active
-		}
-		if c.state != RespActive || c.active != id {
-			return c, out[*Response]{err: fmt.Errorf("%w: %d", ErrNoResponse, id)}
+	case opCancel, opFinish:
+		if c.state != RespActive || c.active != in.id {
+			return c, out[*Response]{err: fmt.Errorf("%w: %d", ErrNoResponse, in.id)}
 		}
 		c.active, c.state = 0, RespIdle
 		if in.op == opCancel {
-			return c, respEnded(id, ErrCanceled, "cancel")
+			return c, respEnded(in.id, ErrCanceled, "cancel")
 		}
-		return c, respEnded(id, nil, "finish")
+		return c, respEnded(in.id, nil, "finish")
 	}
 	return c, out[*Response]{err: fmt.Errorf("session: unknown response op %d", in.op)}
 }
@@ -133,7 +125,7 @@ func (c respCore) terminate() respCore {
 	return c
 }
 
-func (c respCore) published() uint64 { return c.active<<8 | uint64(c.state) }
+func (c respCore) published() int8 { return int8(c.state) }
 
 // respCoord is the response coordinator (M3): the coordinator shape over
 // respCore, whose workers are the responses' TTS pipelines (M5).
@@ -152,21 +144,4 @@ func (c respCoord) spawn(id uint64, in respIn, _ respCore) (*Response, *worker) 
 	r := &Response{audio: make(chan []byte, c.s.cfg.AudioBuffer)}
 	r.worker = newWorker(id, &pipeline{cfg: &c.s.cfg, resp: r, prompt: in.prompt})
 	return r, &r.worker
-}
-
-// finishRacy is FinishResponse with Config.TestOnlyRacyFinish: it checks
-// the active response from a snapshot, outside the coordinator's
-// goroutine, and then finishes whatever is active when its request
-// arrives.
-func (c respCoord) finishRacy(id uint64) error {
-	pub := c.pub.Load()
-	if RespState(int8(pub)) == RespTerminated {
-		return ErrClosed
-	}
-	if pub>>8 != id { // check ...
-		return fmt.Errorf("%w: %d", ErrNoResponse, id)
-	}
-	runtime.Gosched()                                    // ... (widening the window) ...
-	_, err := c.call(respIn{op: opFinishActive, id: id}) // ... then act on whatever is active now
-	return err
 }

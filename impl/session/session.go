@@ -40,9 +40,7 @@ type TeardownReport struct {
 	// ErrConnectionDropped.
 	Cause error
 	// Abandoned names the children ("vad", "resp", "compaction") that did
-	// not stop by Config.JoinTimeout; they may still be running. (The M4
-	// mutant skips compaction's teardown without knowing it: it is not
-	// listed, which is the bug.)
+	// not stop by Config.JoinTimeout; they may still be running.
 	Abandoned []string
 	// Final is the state recorded in the Teardown step.
 	Final State
@@ -90,9 +88,6 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		close: make(chan struct{}), failc: make(chan error, 1),
 		kill: make(chan struct{}), done: make(chan struct{})}
 	s.vad, s.resp, s.comp = newVAD(s), newResp(s), newComp(s)
-	// The M4 gap: teardown forgets compaction, which runs on after its
-	// session. This is the one place the switch is read.
-	s.comp.forgotten = cfg.MutantFireAndForgetCompaction
 	s.emitWhole(event{action: trace.InitAction})
 	go s.vad.run()
 	go s.resp.run()
@@ -160,17 +155,11 @@ func (s *Session) teardown(cause error) {
 	close(s.done)
 }
 
-// stopChildren asks every child that teardown stops to stop, all by the
-// deadline, and returns the names of those it abandoned: those that did not
-// take the request by the deadline, or that answered that they had to
-// abandon work.
+// stopChildren asks every child to stop, all by the deadline, and returns
+// the names of those it abandoned: those that did not take the request by
+// the deadline, or that answered that they had to abandon work.
 func (s *Session) stopChildren(deadline time.Time) (abandoned []string) {
-	kids := make([]*child, 0, 3)
-	for _, k := range [...]*child{&s.vad.child, &s.resp.child, &s.comp.child} {
-		if !k.forgotten {
-			kids = append(kids, k)
-		}
-	}
+	kids := [...]*child{&s.vad.child, &s.resp.child, &s.comp.child}
 	// A child that takes the stop request answers by the deadline; a child
 	// whose own goroutine is stuck does not take it at all. The timer is
 	// made only if some child does not respond at once.
@@ -187,9 +176,9 @@ func (s *Session) stopChildren(deadline time.Time) (abandoned []string) {
 		}
 	}()
 	replies := make(chan stopResult, len(kids))
-	var reqs [3]stopReq                // (three children at most)
-	var busy [3]chan stopReq           // the children not yet sent their request; nil (never ready) once sent
-	stopped := make([]bool, len(kids)) // answered without abandoning anything
+	var reqs [len(kids)]stopReq
+	var busy [len(kids)]chan stopReq // the children not yet sent their request; nil (never ready) once sent
+	var stopped [len(kids)]bool      // answered without abandoning anything
 	pending := 0
 	for i, k := range kids { // at once, to every child that is listening
 		reqs[i] = stopReq{deadline: deadline, who: i, reply: replies}
@@ -307,9 +296,6 @@ func (s *Session) CancelResponse(id uint64) error {
 // FinishResponse ends the active response id normally (its Err is nil),
 // closing its pipeline. It returns ErrNoResponse if id is not active.
 func (s *Session) FinishResponse(id uint64) error {
-	if s.cfg.TestOnlyRacyFinish {
-		return s.resp.finishRacy(id)
-	}
 	_, err := s.resp.call(respIn{op: opFinish, id: id})
 	return err
 }

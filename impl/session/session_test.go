@@ -309,32 +309,42 @@ func TestConnectionDrop(t *testing.T) {
 	}
 }
 
-func TestMutantLeavesCompactionRunning(t *testing.T) {
-	gate := sessiontest.NewGate()
-	s := newSession(t, session.Config{MutantFireAndForgetCompaction: true, Compactor: &sessiontest.Compactor{Gate: gate}})
+// TestCloseJoinsCompaction: a compaction in flight when the session is
+// closed is canceled and joined before Close returns; nothing of it runs
+// on or commits after Teardown. (It kills the named mutant
+// session/fire-and-forget-compaction, internal/mutants.)
+func TestCloseJoinsCompaction(t *testing.T) {
+	gate := sessiontest.NewGate() // the compactor waits here until canceled
+	defer gate.Release()
+	rec := &trace.Recorder{}
+	s := newSession(t, session.Config{Sink: rec, Compactor: &sessiontest.Compactor{Gate: gate}})
 	job, err := s.TriggerCompaction()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Close(); err != nil { // the mutant does not know it leaked
+	<-gate.Entered()
+	if err := s.Close(); err != nil {
 		t.Fatalf("Close = %v", err)
-	}
-	if st := s.State(); st.Compaction != session.CompRunning {
-		t.Fatalf("mutant compaction state %v, want running", st.Compaction)
 	}
 	select {
 	case <-job.Done():
-		t.Fatal("mutant joined the compaction")
 	default:
+		t.Fatal("Close returned with the compaction still running")
 	}
-	// The forgotten compaction (worker and coordinator) outlives the session.
-	if err := goleak.Find(); err == nil {
-		t.Fatal("goleak found no leaked goroutine with the M4 mutant on")
+	if !errors.Is(job.Err(), session.ErrClosed) {
+		t.Fatalf("job.Err() = %v, want ErrClosed", job.Err())
 	}
-	gate.Release()
-	wait(t, job.Done(), "mutant job")
+	if st := s.State(); st.Compaction != session.CompTerminated {
+		t.Fatalf("compaction state %v after Close, want terminated", st.Compaction)
+	}
+	if got, want := actions(rec), []string{"Init", "CompTrigger", "Teardown"}; !slices.Equal(got, want) {
+		t.Fatalf("actions %q, want %q", got, want)
+	}
+	if got := lastEvent(t, rec).State["compaction"]; got != int(session.CompTerminated) {
+		t.Fatalf("Teardown's compaction %v, want %d", got, session.CompTerminated)
+	}
 	if err := goleak.Find(); err != nil {
-		t.Fatalf("after the forgotten job ended: %v", err)
+		t.Fatalf("goroutines outlived the session: %v", err)
 	}
 }
 

@@ -84,7 +84,7 @@ func (c vadCore) terminate() vadCore {
 	return c
 }
 
-func (c vadCore) published() uint64 { return uint64(c.state) }
+func (c vadCore) published() int8 { return int8(c.state) }
 
 // vadCoord is the VAD coordinator (M2): the coordinator shape over
 // vadCore, whose requests go through the detector first.

@@ -11,6 +11,11 @@ const (
 	manifest  = "impl/checkpoint/manifest.go"
 	pubcheck  = "./harness/pubcheck/"
 	ckpt      = "./impl/checkpoint/"
+
+	coord        = "impl/session/coord.go"
+	sessionGo    = "impl/session/session.go"
+	sessioncheck = "./harness/sessioncheck/"
+	sessionPkg   = "./impl/session/"
 )
 
 // Named returns the named code mutants, in the order the kill matrix lists
@@ -72,6 +77,36 @@ func Named() []mutate.Mutant {
 			Old:   "\tsy.start(mf)\n",
 			New:   "\tmf.Close()\n",
 			Tests: []mutate.Test{{Package: ckpt}, {Package: pubcheck, Run: "TestFaultInjection"}},
+		},
+		{
+			Name: "session/fire-and-forget-compaction",
+			Doc:  "teardown neither cancels nor joins compaction, which runs on and commits after the session is torn down (the M4 gap)",
+			File: coord,
+			Old:  "\t\tcase r := <-c.stop:\n",
+			New: "\t\tcase r := <-c.stop:\n" +
+				"\t\t\tif c.name == VarCompaction { // says it stopped, and runs on\n" +
+				"\t\t\t\tr.reply <- stopResult{who: r.who}\n" +
+				"\t\t\t\tfor len(c.live) > 0 {\n" +
+				"\t\t\t\t\tc.exited(<-c.exits)\n" +
+				"\t\t\t\t}\n" +
+				"\t\t\t\treturn\n" +
+				"\t\t\t}\n",
+			Tests: []mutate.Test{{Package: sessioncheck, Run: "TestCompactionDiesWithSession"}, {Package: sessionPkg, Run: "TestCloseJoinsCompaction"}},
+		},
+		{
+			Name: "session/racy-finish",
+			Doc:  "FinishResponse checks the id on M3's state read outside its goroutine, then finishes whatever response is active",
+			File: sessionGo,
+			Old:  "\t_, err := s.resp.call(respIn{op: opFinish, id: id})\n",
+			New: "\tif s.resp.state.state == RespActive { // check, outside M3's goroutine ...\n" +
+				"\t\tif s.resp.state.active != id {\n" +
+				"\t\t\treturn fmt.Errorf(\"%w: %d\", ErrNoResponse, id)\n" +
+				"\t\t}\n" +
+				"\t\ttime.Sleep(time.Microsecond) // ... (widening the window) ...\n" +
+				"\t\tid = s.resp.state.active     // ... then act on whatever is active now\n" +
+				"\t}\n" +
+				"\t_, err := s.resp.call(respIn{op: opFinish, id: id})\n",
+			Tests: []mutate.Test{{Package: sessioncheck, Run: "TestFinishRacesStart"}},
 		},
 	}
 }

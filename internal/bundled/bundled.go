@@ -69,6 +69,16 @@ var sessionMutants = []struct {
 	{session.Options{ChildStartsAfterTeardown: true}, "a response may start after teardown"},
 }
 
+// SessionMutants returns the options of session.fizz's mutants, in the
+// order Session lists them.
+func SessionMutants() []session.Options {
+	out := make([]session.Options, len(sessionMutants))
+	for i, m := range sessionMutants {
+		out[i] = m.opt
+	}
+	return out
+}
+
 // Session is spec/session.fizz and its mutants.
 func Session() cli.Spec {
 	m := cli.Of(session.Spec(session.Options{}))

@@ -1,0 +1,186 @@
+package gate
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/tracecheck/tracecheck/check"
+	"github.com/tracecheck/tracecheck/htmlreport"
+	"github.com/tracecheck/tracecheck/model"
+	"github.com/tracecheck/tracecheck/model/program"
+	"github.com/tracecheck/tracecheck/model/session"
+)
+
+// coverageStage checks every trace the stages wrote against its spec
+// (a violation fails the gate, with its divergence report in the HTML
+// report) and measures transition coverage: the traces must exercise
+// every transition of each spec's graph except terminal self-loops (the
+// stuttering of a state with no other way out, such as Program's
+// Terminated), or the gate fails.
+func coverageStage(ctx context.Context, r *run, s *stage) error {
+	for _, name := range []string{"program", "session"} {
+		files := r.traces[name]
+		if len(files) == 0 {
+			s.fail("%s: no traces were written", name)
+			continue
+		}
+		sp, err := lookup(name)
+		if err != nil {
+			return err
+		}
+		var reps []*check.Report
+		instances, events := 0, 0
+		for _, tf := range files {
+			f, err := os.Open(tf.path)
+			if err != nil {
+				return err
+			}
+			rel := relPath(r.opt.Dir, tf.path)
+			rep, err := sp.Check(ctx, bufio.NewReaderSize(f, 1<<16), rel, check.Options{})
+			f.Close()
+			if errors.Is(err, check.ErrInput) {
+				s.fail("%s: %v", rel, err)
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			reps = append(reps, rep)
+			events += rep.Events
+			for _, in := range rep.Instances {
+				instances++
+				switch {
+				case in.Verdict == check.Violation:
+					s.fail("%s: %s: violation: %s", rel, in.Instance, in.Reason)
+					r.addDivergence(name, tf.path, rel, rep, in)
+				case in.Verdict == check.Incomplete && !tf.incompleteOK:
+					s.fail("%s: %s: incomplete: %s", rel, in.Instance, in.Reason)
+				}
+			}
+		}
+		var chart htmlreport.Chart
+		var required, exercised int
+		switch name {
+		case "program":
+			chart, required, exercised, err = chartOf(ctx, program.Spec(), reps)
+		case "session":
+			chart, required, exercised, err = chartOf(ctx, session.Spec(session.Options{}), reps)
+		}
+		if err != nil {
+			return err
+		}
+		r.mu.Lock()
+		r.charts = append(r.charts, chart)
+		r.covered[name] = [2]int{exercised, required}
+		r.mu.Unlock()
+		s.figure("%s: %d events, %d instances in %d traces, %s transitions covered", name, events, instances, len(files), pct(exercised, required))
+		if exercised < required {
+			var missing []string
+			for _, e := range chart.Edges {
+				if e.Count == 0 && !terminalLoop(chart.Edges, e) {
+					missing = append(missing, fmt.Sprintf("%s --%s--> %s", e.From, e.Action, e.To))
+				}
+			}
+			s.fail("%s: %d transitions never exercised:\n%s", name, required-exercised, strings.Join(missing, "\n"))
+		}
+	}
+	return nil
+}
+
+// chartOf measures the reports' coverage of sp's graph: the chart, the
+// transitions that must be covered and those that were.
+func chartOf[S comparable](ctx context.Context, sp *model.Spec[S], reps []*check.Report) (htmlreport.Chart, int, int, error) {
+	cov, err := check.CoverageOf(ctx, sp, reps...)
+	if err != nil {
+		return htmlreport.Chart{}, 0, 0, err
+	}
+	res, err := model.Explore(ctx, sp, model.Options{})
+	if err != nil {
+		return htmlreport.Chart{}, 0, 0, err
+	}
+	c := htmlreport.Chart{Spec: sp.Name}
+	for _, id := range res.Graph.Init {
+		c.Init = append(c.Init, sp.Format(res.Graph.States[id]))
+	}
+	for _, e := range cov.Edges {
+		c.Edges = append(c.Edges, htmlreport.Edge{From: e.From, Action: e.Action, To: e.To, Count: e.Count})
+	}
+	required, exercised := 0, 0
+	for _, e := range c.Edges {
+		if terminalLoop(c.Edges, e) {
+			continue
+		}
+		required++
+		if e.Count > 0 {
+			exercised++
+		}
+	}
+	return c, required, exercised, nil
+}
+
+// terminalLoop reports whether e is a self-loop of a state with no other
+// way out.
+func terminalLoop(edges []htmlreport.Edge, e htmlreport.Edge) bool {
+	if e.From != e.To {
+		return false
+	}
+	for _, o := range edges {
+		if o.From == e.From && o.To != e.From {
+			return false
+		}
+	}
+	return true
+}
+
+// addDivergence records a violation for the report: the one-instance text
+// report, the trace lines before the divergence, and the replay command.
+func (r *run) addDivergence(spec, path, rel string, rep *check.Report, in check.InstanceResult) {
+	one := *rep
+	one.Instances = []check.InstanceResult{in}
+	one.Truncated = nil
+	var b strings.Builder
+	_ = one.WriteText(&b)
+	d := htmlreport.Divergence{Spec: spec, Instance: in.Instance, Trace: rel, Report: b.String(),
+		Replay: fmt.Sprintf("tracecheck replay --model %s --instance '%s' %s", spec, in.Instance, path)}
+	if in.Divergence != nil {
+		d.Excerpt = excerpt(path, in.Divergence.Line, 6)
+	}
+	r.mu.Lock()
+	r.divs = append(r.divs, d)
+	r.mu.Unlock()
+}
+
+// excerpt returns up to n lines of the file ending at line (1-based), each
+// cut to 300 bytes.
+func excerpt(path string, line, n int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	var keep []string
+	for i := 1; sc.Scan() && i <= line; i++ {
+		if i > line-n {
+			l := sc.Text()
+			if len(l) > 300 {
+				l = l[:300] + "..."
+			}
+			keep = append(keep, fmt.Sprintf("%6d  %s", i, l))
+		}
+	}
+	return strings.Join(keep, "\n")
+}
+
+func relPath(base, path string) string {
+	if rel, err := filepath.Rel(base, path); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return path
+}

@@ -41,10 +41,15 @@ type Mutant struct {
 	Tests []Test `json:"tests"`
 }
 
-// Test is one go test run: go test [-run Run] Package.
+// Test is one go test run: go test [-run Run] Package. With Command set,
+// it is a command instead: Package (a main package) is built with the
+// mutant, then run with the arguments Command in the module root, and a
+// non-zero exit kills the mutant. That makes a whole gate, such as
+// tracecheck verify, a detector.
 type Test struct {
-	Package string `json:"package"`
-	Run     string `json:"run,omitempty"`
+	Package string   `json:"package"`
+	Run     string   `json:"run,omitempty"`
+	Command []string `json:"command,omitempty"`
 }
 
 // ErrNotApplicable reports a mutant whose Old text is not found exactly
@@ -149,7 +154,11 @@ func Run(ctx context.Context, m Mutant, opt Options) (res Result) {
 		return res
 	}
 	for _, t := range m.Tests {
-		det, out, err := goTest(ctx, opt, overlay, t)
+		run := goTest
+		if t.Command != nil {
+			run = command
+		}
+		det, out, err := run(ctx, opt, overlay, t)
 		if err != nil {
 			res.Error = err.Error()
 			return res
@@ -205,6 +214,54 @@ func goTest(ctx context.Context, opt Options, overlay string, t Test) (detector,
 		return "build", tail(stderr.String()+stdout.String(), 2000), nil
 	}
 	return "", "", nil
+}
+
+// command builds t.Package with the overlay and runs it with t.Command;
+// a non-zero exit is a detection, named by the command and the first line
+// of its output that says FAIL.
+func command(ctx context.Context, opt Options, overlay string, t Test) (detector, output string, err error) {
+	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
+	defer cancel()
+	dir, err := os.MkdirTemp("", "tracecheck-mutant-bin-")
+	if err != nil {
+		return "", "", err
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "detector")
+	build := exec.CommandContext(ctx, opt.Go, "build", "-overlay", overlay, "-o", bin, t.Package)
+	build.Dir = opt.Root
+	if out, err := build.CombinedOutput(); err != nil {
+		if ctx.Err() == context.DeadlineExceeded {
+			return "timeout", tail(string(out), 2000), nil
+		}
+		if parent := ctx.Err(); parent != nil {
+			return "", "", parent
+		}
+		return "build", tail(string(out), 2000), nil
+	}
+	cmd := exec.CommandContext(ctx, bin, t.Command...)
+	cmd.Dir = opt.Root
+	cmd.WaitDelay = 10 * time.Second
+	out, runErr := cmd.CombinedOutput()
+	name := strings.Join(append([]string{filepath.Base(t.Package)}, t.Command...), " ")
+	switch {
+	case ctx.Err() == context.DeadlineExceeded:
+		return "timeout", tail(string(out), 2000), nil
+	case ctx.Err() != nil:
+		return "", "", ctx.Err()
+	case runErr == nil:
+		return "", "", nil
+	}
+	var exit *exec.ExitError
+	if !errors.As(runErr, &exit) {
+		return "", "", fmt.Errorf("mutate: running %s: %w", name, runErr)
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.Contains(l, "FAIL") {
+			return name + ": " + strings.TrimSpace(l), tail(string(out), 2000), nil
+		}
+	}
+	return fmt.Sprintf("%s: exit %d", name, exit.ExitCode()), tail(string(out), 2000), nil
 }
 
 // buildFailed is the key of a build failure in parseTestJSON's results.

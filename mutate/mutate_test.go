@@ -42,8 +42,29 @@ func TestMax(t *testing.T) {
 
 func TestOther(t *testing.T) {}
 `,
+		// A gate: a command that exits 1, saying FAIL, when Max is wrong.
+		"cmd/gate/main.go": `package main
+
+import (
+	"fmt"
+	"os"
+
+	"example.com/m"
+)
+
+func main() {
+	if m.Max(2, 1) != 2 {
+		fmt.Println("stage max FAIL: Max(2, 1) is not 2")
+		os.Exit(1)
+	}
+	fmt.Println("PASS")
+}
+`,
 	}
 	for name, body := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -97,5 +118,31 @@ func TestRun(t *testing.T) {
 	}
 	if now, _ := os.ReadFile(filepath.Join(root, "m.go")); string(now) != string(orig) {
 		t.Fatal("the checkout was edited")
+	}
+}
+
+// A command is a detector too: the mutant is built into it, and a
+// non-zero exit kills the mutant, named by the line that says FAIL.
+func TestRunCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SKIP in -short: builds a scratch module")
+	}
+	root := module(t)
+	gate := []mutate.Test{{Package: "./cmd/gate", Command: []string{"--quick"}}}
+	for _, c := range []struct {
+		name, old, new, detector string
+		killed                   bool
+	}{
+		{"caught", "if a > b {", "if a < b {", "gate --quick: stage max FAIL: Max(2, 1) is not 2", true},
+		{"survives", "if a > b {", "if a >= b {", "", false},
+		{"does not compile", "return b\n", "return\n", "build", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := mutate.Mutant{Name: "m/" + strings.ReplaceAll(c.name, " ", "-"), File: "m.go", Old: c.old, New: c.new, Tests: gate}
+			r := mutate.Run(context.Background(), m, mutate.Options{Root: root})
+			if r.Error != "" || r.Killed != c.killed || r.Detector != c.detector {
+				t.Fatalf("Run = %+v, want killed %v by %q", r, c.killed, c.detector)
+			}
+		})
 	}
 }

@@ -18,7 +18,7 @@ import (
 	"github.com/tracecheck/tracecheck/mutate"
 )
 
-const mutateSynopsis = `[--list] [--json] [--timeout D] [--race] [--root DIR] [PATTERN...]
+const mutateSynopsis = `[--list] [--json] [--gate] [--timeout D] [--race] [--root DIR] [PATTERN...]
 
 Runs the named code mutants of the bundled systems: each is a bug made in
 the real source (one small rewrite of one file) that the test suite must
@@ -29,6 +29,8 @@ means all. It prints a progress line per mutant on stderr, then the kill
 matrix: each mutant, the file it mutates, what killed it (the first
 failing test, "build", or "timeout") and the time taken; a mutant that
 survived is a bug nothing catches. --json prints the matrix as JSON.
+--gate uses the gate instead of each mutant's tests: the binary is built
+with the mutant and "tracecheck verify --quick" must fail.
 Run it from the module root (or name it with --root).
 
 Exit codes: 0 every mutant killed; 1 a mutant survived; 2 usage; 3 a
@@ -45,6 +47,7 @@ func runMutate(args []string, stdout, stderr io.Writer) int {
 	timeout := fs.Duration("timeout", 10*time.Minute, "bound on one test run of a mutant (a deadlock is killed as \"timeout\")")
 	race := fs.Bool("race", false, "run the tests under the race detector")
 	root := fs.String("root", ".", "the module root")
+	useGate := fs.Bool("gate", false, "detect with the gate (tracecheck verify --quick, built with the mutant) instead of the mutant's tests")
 	patterns, code := parseArgs(fs, args)
 	if code >= 0 {
 		return code
@@ -86,7 +89,12 @@ func runMutate(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "tracecheck mutate: interrupted; the checkout is untouched")
 			return exitInput
 		}
-		r := mutate.Run(ctx, m, opt)
+		var r mutate.Result
+		if *useGate {
+			r = gateRun(ctx, m, opt)
+		} else {
+			r = mutate.Run(ctx, m, opt)
+		}
 		results = append(results, r)
 		switch {
 		case r.Error != "":
@@ -126,6 +134,18 @@ func runMutate(args []string, stdout, stderr io.Writer) int {
 		return exitViolation
 	}
 	return exitOK
+}
+
+// gateRun runs m with tracecheck verify --quick, built with the mutant, as
+// its only detector; the run directory is a fresh temporary one.
+func gateRun(ctx context.Context, m mutate.Mutant, opt mutate.Options) mutate.Result {
+	dir, err := os.MkdirTemp("", "tracecheck-gate-")
+	if err != nil {
+		return mutate.Result{Mutant: m.Name, File: m.File, Error: err.Error()}
+	}
+	defer os.RemoveAll(dir)
+	m.Tests = []mutate.Test{{Package: "./cmd/tracecheck", Command: []string{"verify", "--quick", "--dir", dir}}}
+	return mutate.Run(ctx, m, opt)
 }
 
 // verdict says what became of a mutant, in a word or two.

@@ -190,6 +190,9 @@ type stageFunc struct {
 	skip func(r *run) string
 }
 
+// stageList is the stages Run runs (tests replace it).
+var stageList = stages
+
 // stages lists the gate's stages, in order.
 func stages() []stageFunc {
 	return []stageFunc{
@@ -251,7 +254,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		r.seed = time.Now().UnixNano()
 	}
 	res := &Result{Verdict: Pass, Mode: opt.Mode.String(), Seed: r.seed, Started: time.Now()}
-	for _, sf := range stages() {
+	for _, sf := range stageList() {
 		s := &stage{Stage: Stage{Name: sf.name}}
 		if sf.skip != nil {
 			if why := sf.skip(r); why != "" {

@@ -60,6 +60,14 @@ trap 'rm -rf "$WORK"' EXIT
 mkdir -p "$WORK/split" "$WORK/logs"
 
 sha() { sha256sum "$1" | cut -d' ' -f1; }
+# TLC runs on copies of the specs and the jars in a temporary directory, so
+# that its logs name no path of this machine's checkout or tool install.
+mkdir -p "$WORK/spec" "$WORK/tools"
+cp "$ROOT/spec/TraceProgram.tla" "$ROOT/spec/TraceProgram.cfg" "$ROOT/spec/Program.tla" "$WORK/spec/"
+cp "$TLA2TOOLS" "$WORK/tools/tla2tools.jar"
+cp "$COMMUNITY_MODULES" "$WORK/tools/CommunityModules-deps.jar"
+TOOLS_SHA="$(sha "$TLA2TOOLS")"
+CM_SHA="$(sha "$COMMUNITY_MODULES")"
 SPEC_SHA="$(sha "$ROOT/spec/TraceProgram.tla")"
 CFG_SHA="$(sha "$ROOT/spec/TraceProgram.cfg")"
 PROGRAM_SHA="$(sha "$ROOT/spec/Program.tla")"
@@ -140,9 +148,9 @@ while IFS= read -r trace; do
 		mkdir -p "$run"
 		log="$WORK/logs/$(basename "$(dirname "$trace")")--$(basename "$trace" .ndjson)--${inst//[^A-Za-z0-9._-]/_}.txt"
 		[[ -e $log ]] && log="${log%.txt}-$n.txt" # two traces of one name in different directories
-		cmd=("$JAVA" -XX:+UseParallelGC -cp "$TLA2TOOLS:$COMMUNITY_MODULES" tlc2.TLC
+		cmd=("$JAVA" -XX:+UseParallelGC -cp "$WORK/tools/tla2tools.jar:$WORK/tools/CommunityModules-deps.jar" tlc2.TLC
 			-workers 1 -noGenerateSpecTE -metadir "$run/states"
-			-config "$ROOT/spec/TraceProgram.cfg" "$ROOT/spec/TraceProgram.tla")
+			-config "$WORK/spec/TraceProgram.cfg" "$WORK/spec/TraceProgram.tla")
 		code=0
 		(cd "$run" && TRACE="$piece" "${cmd[@]}") >"$log" 2>&1 || code=$?
 		v="$(verdict "$code" "$log")"
@@ -168,7 +176,8 @@ mkdir -p "$DEST"
 	echo "# TLC trace validation of traces/program/**/*.ndjson and harness/tlccross/testdata/*.ndjson with spec/TraceProgram.tla."
 	echo "# Written by formal-verification/tlc-traces.sh (make tlc-traces); do not edit."
 	echo "# TLC: $tlc_version; java: $("$JAVA" -version 2>&1 | head -1)"
-	echo "# command: TRACE=<instance file> java -XX:+UseParallelGC -cp tla2tools.jar:CommunityModules-deps.jar tlc2.TLC -workers 1 -noGenerateSpecTE -metadir <tmp> -config spec/TraceProgram.cfg spec/TraceProgram.tla"
+	echo "# tla2tools.jar sha256 $TOOLS_SHA; CommunityModules-deps.jar sha256 $CM_SHA"
+	echo "# command (in a temporary directory holding copies of the jars and of spec/TraceProgram.tla, .cfg, Program.tla): TRACE=<instance file> java -XX:+UseParallelGC -cp \$TLA2TOOLS:\$COMMUNITY_MODULES tlc2.TLC -workers 1 -noGenerateSpecTE -metadir <tmp> -config TraceProgram.cfg TraceProgram.tla"
 	echo "# generated: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	printf '# %s\n' "$(printf '%s\t' trace instance tlc_exit verdict tlc_version traceprogram_tla_sha256 traceprogram_cfg_sha256 program_tla_sha256 trace_sha256 | sed 's/\t$//')"
 	printf '%s\n' "${rows[@]}"

@@ -191,7 +191,7 @@ details { margin: .3em 0; }
 {{if .ChartViews}}<h2>Transition coverage</h2>
 <p class="legend"><span style="color:#1e8449">━ exercised (wider: more often)</span><span style="color:#c0392b">╌ never exercised</span><span>double border: initial state</span></p>
 {{range .ChartViews}}<section class="spec" data-spec="{{.Spec}}">
-<h3>{{.Spec}}: {{.Exercised}}/{{len .Edges}} transitions exercised ({{.Percent}})</h3>
+<h3>{{.Spec}}: {{.Exercised}}/{{len .Edges}} transitions exercised ({{.Percent}}){{if .Required}} · required {{.RequiredExercised}}/{{.Required}}{{if .RequiredRule}} ({{.RequiredRule}}){{end}}{{end}}</h3>
 {{.SVG}}
 <details><summary>every transition</summary>
 <table class="transitions"><thead><tr><th>from</th><th>action</th><th>to</th><th>taken</th></tr></thead><tbody>

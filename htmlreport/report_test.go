@@ -27,7 +27,7 @@ func sample() *Run {
 			{Name: "formal", Verdict: "SKIP", Figures: "TLA2TOOLS not set"},
 		},
 		Charts: []Chart{{
-			Spec: "light",
+			Spec: "light", Required: 5, RequiredExercised: 4, RequiredRule: "all but terminal self-loops",
 			Init: []string{"on = FALSE /\\ used = 0"},
 			Edges: []Edge{
 				{From: "on = FALSE /\\ used = 0", Action: "SwitchOn", To: "on = TRUE /\\ used = 1", Count: 120},
@@ -68,7 +68,7 @@ func TestReportShowsEverything(t *testing.T) {
 		"tracecheck verify --quick",
 		"program: 9 states, 15 transitions",
 		"1 violation in 200 sessions",
-		"light: 4/6 transitions exercised (67%)",
+		"light: 4/6 transitions exercised (67%) · required 4/5 (all but terminal self-loops)",
 		"lamp-7: violation at line 12: SwitchOn is not enabled",
 		"tracecheck check --model light traces/lamp.ndjson",
 		"2 mutants, 1 survived.",

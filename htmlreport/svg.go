@@ -25,6 +25,12 @@ type Chart struct {
 	// Edges lists every transition (the graph's edges, self-loops
 	// included), with its count.
 	Edges []Edge
+	// Required and RequiredExercised, when Required > 0, say how many of
+	// the transitions a gate requires to be exercised and how many of
+	// those were (for instance, all but terminal self-loops).
+	Required, RequiredExercised int
+	// RequiredRule says which transitions are required, in a few words.
+	RequiredRule string
 }
 
 // Exercised returns how many of the chart's transitions were taken at

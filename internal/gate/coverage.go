@@ -120,6 +120,7 @@ func chartOf[S comparable](ctx context.Context, sp *model.Spec[S], reps []*check
 			exercised++
 		}
 	}
+	c.Required, c.RequiredExercised, c.RequiredRule = required, exercised, "all but terminal self-loops"
 	return c, required, exercised, nil
 }
 

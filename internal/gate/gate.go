@@ -243,6 +243,15 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	if opt.Dir == "" {
 		return nil, fmt.Errorf("%w: none given", ErrRunDir)
 	}
+	// Stages compare paths the publisher reports with their own: both
+	// absolute.
+	for _, p := range []*string{&opt.Dir, &opt.Root} {
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrRunDir, err)
+		}
+		*p = abs
+	}
 	if ents, err := os.ReadDir(opt.Dir); err == nil && len(ents) > 0 {
 		return nil, fmt.Errorf("%w: %s is not empty", ErrRunDir, opt.Dir)
 	}

@@ -19,8 +19,15 @@ func TestSessionDemo(t *testing.T) {
 		contains string
 	}{
 		{"valid run", []string{"session-demo", "-sessions", "3", "-turns", "2", "-speed", "200", "-o", trace}, exitOK, "check against spec/session.fizz: valid (3 valid"},
+		// The default: the realistic mix on 40 sessions covers the whole graph.
+		{"default mix", []string{"session-demo", "-speed", "200", "-o", trace}, exitOK, "exercised 36/36 transitions"},
+		{"barge-ins", []string{"session-demo", "-speed", "200", "-seed", "9", "-o", trace}, exitOK, "barge-ins"},
+		{"plain mix", []string{"session-demo", "-mix", "plain", "-sessions", "2", "-turns", "1", "-speed", "200", "-o", trace}, exitOK, "valid (2 valid"},
 		{"help", []string{"session-demo", "-h"}, exitOK, ""},
 		{"zero sessions", []string{"session-demo", "-sessions", "0"}, exitUsage, ""},
+		{"bad mix", []string{"session-demo", "-mix", "chaos"}, exitUsage, ""},
+		{"bad seed", []string{"session-demo", "-seed", "0"}, exitUsage, ""},
+		{"bad turns", []string{"session-demo", "-turns", "-1"}, exitUsage, ""},
 		{"bad speed", []string{"session-demo", "-speed", "-1"}, exitUsage, ""},
 		{"NaN speed", []string{"session-demo", "-speed", "NaN"}, exitUsage, ""},
 		{"extra argument", []string{"session-demo", "x"}, exitUsage, ""},

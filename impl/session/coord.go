@@ -206,6 +206,11 @@ func (c *coord[S, In, R]) run() {
 			r.reply <- stopResult{who: r.who, abandoned: c.shutdown(r.deadline)}
 			return
 		case <-c.s.kill: // teardown abandoned us: we took no stop request
+			// Our work still ends: its callers are told ErrClosed and its
+			// goroutines stop (they report to no one: done is closing).
+			for _, w := range c.live {
+				w.end(ErrClosed)
+			}
 			return
 		}
 	}

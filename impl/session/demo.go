@@ -14,20 +14,98 @@ import (
 type DemoConfig struct {
 	// Sessions is how many sessions run concurrently. Default 1.
 	Sessions int
-	// Turns is how many user turns each session hears. Default 3.
+	// Turns is how many user turns each session hears: exactly, in the
+	// plain mix (default 3); on average, in the realistic mix (each
+	// session plans 1 to 2·Turns−1, and may end sooner; default 4).
 	Turns int
-	// Speed divides the TTS pacing (1 is real time). Default 20.
+	// Speed divides the pacing of the microphone's audio and of TTS (1 is
+	// real time). Default 20.
 	Speed float64
+	// Mix is the workload. The zero value is MixRealistic.
+	Mix Mix
+	// Seed seeds the realistic mix (0: DefaultDemoSeed). A seed fixes
+	// every scripted session's plan and script, hence its trace of spec
+	// transitions; the racing sessions' interleavings are the scheduler's.
+	Seed int64
 	// Sink receives every session's trace events (nil: no trace).
 	Sink trace.Sink
 }
 
-// DemoReport summarises a demo run.
+// DemoReport summarises a demo run. The fields after AudioBytes are the
+// realistic mix's (zero in the plain one).
 type DemoReport struct {
 	Sessions, Turns, Responses, Compactions int
 	AudioBytes                              int64
-	// Errs holds each session's Close error (nil when clean).
+	// Scripted and Racing count the two kinds of session in the mix.
+	Scripted, Racing int
+	// BargeIns counts turns the user began while a response was speaking.
+	BargeIns int
+	// How the responses ended: Completed (its generation ended, or the
+	// client finished it: Finished of them), Canceled (barge-in),
+	// Preempted (a newer response replaced it), FailedResponses (an error
+	// or a panic in its pipeline), ClosedResponses (torn down with the
+	// session).
+	Completed, Finished, Canceled, Preempted, FailedResponses, ClosedResponses int
+	// LateAudio counts audio chunks the client received from a response
+	// after it had been canceled or preempted: seed 001's "canceled
+	// responses still deliver audio", measured, not fixed.
+	LateAudio int64
+	// SentAfterCancel counts, of all responses, the audio chunks the TTS
+	// pipeline still put on the stream although the response's work had
+	// been canceled (canceled, preempted or torn down) before the send:
+	// the pipeline's part in LateAudio (the rest was already buffered).
+	SentAfterCancel int64
+	// Overlaps counts compactions during which a response was speaking.
+	Overlaps int
+	// Failures counts work that failed without panicking (a compaction or a
+	// response's TTS returning an error); the session goes on.
+	Failures int
+	// Refused counts calls of the racing sessions refused because they lost
+	// a race (a cancel of a response that had just completed, a compaction
+	// already running).
+	Refused int
+	// How the sessions ended: HangUps (the client closed it), Drops (the
+	// connection dropped), Panics (a child's work panicked; PanicsBy
+	// counts them by child: "vad", "tts", "compaction").
+	HangUps, Drops, Panics int
+	PanicsBy               map[string]int
+	// Errs holds, per session, what went wrong that the workload did not
+	// cause on purpose (nil when nothing did): a Close error other than
+	// the drop or the panic the mix caused (an abandoned child, say), a
+	// call refused when it should not have been, or, in a scripted
+	// session, a state other than the one the script drove it to.
 	Errs []error
+}
+
+// add adds one session's figures (not Sessions or Errs) to r.
+func (r *DemoReport) add(o DemoReport) {
+	r.Turns += o.Turns
+	r.Responses += o.Responses
+	r.Compactions += o.Compactions
+	r.AudioBytes += o.AudioBytes
+	r.Scripted += o.Scripted
+	r.Racing += o.Racing
+	r.BargeIns += o.BargeIns
+	r.Completed += o.Completed
+	r.Finished += o.Finished
+	r.Canceled += o.Canceled
+	r.Preempted += o.Preempted
+	r.FailedResponses += o.FailedResponses
+	r.ClosedResponses += o.ClosedResponses
+	r.LateAudio += o.LateAudio
+	r.SentAfterCancel += o.SentAfterCancel
+	r.Overlaps += o.Overlaps
+	r.Failures += o.Failures
+	r.Refused += o.Refused
+	r.HangUps += o.HangUps
+	r.Drops += o.Drops
+	r.Panics += o.Panics
+	for k, v := range o.PanicsBy {
+		if r.PanicsBy == nil {
+			r.PanicsBy = map[string]int{}
+		}
+		r.PanicsBy[k] += v
+	}
 }
 
 // SyntheticFrame returns one 20 ms frame of 16 kHz PCM16: a 200 Hz tone
@@ -45,24 +123,52 @@ func SyntheticFrame(speech bool, n int) []int16 {
 	return f
 }
 
-// RunDemo runs sessions with the default workers — energy-threshold VAD,
-// canned generator, paced TTS stub, truncating compactor — over synthetic
-// PCM: each turn is half a second of tone and then silence until the VAD
-// ends the turn; each ended turn starts a response whose audio is
-// consumed; every second turn triggers a compaction, which may still be
-// running when the session closes.
+// RunDemo runs sessions concurrently with the default workers —
+// energy-threshold VAD, canned generator, paced TTS stub, truncating
+// compactor — over synthetic PCM, and returns their figures and the errors
+// the workload did not cause on purpose (joined).
+//
+// The realistic mix (the default) is seeded. Four sessions in five are
+// scripted: each hears a few user turns (speech, then silence until the
+// VAD ends the turn) and gets an answer whose TTS audio the client plays;
+// the user barges in on an answer still speaking (the client usually
+// cancels it), the agent sometimes answers speculatively before the turn
+// ends or preempts an answer still speaking, compaction runs over answers
+// and turns, responses complete, are finished, or fail, and compactions
+// complete or fail. The script decides when each piece of work ends (it
+// waits on a hold), so every step happens in a state the script knows; it
+// checks Session.State after each. Each scripted session then ends in a
+// planned state of the spec — the 8 live states in turn, each by a
+// hang-up (Close), a dropped connection (New's context canceled) or a
+// child's panic (the VAD's detector, the response's TTS, or the
+// compactor) — so that every 32 scripted sessions end in every state by
+// every kind. The fifth session races: a microphone goroutine and an
+// agent goroutine drive it as a voice server would, its work ends on its
+// own, and it ends in whatever state it is in. With 40 sessions or more
+// the trace exercises all 36 transitions of spec/session.fizz.
+//
+// The plain mix: each session hears Turns turns, each half a second of
+// tone and then silence until the VAD ends the turn; each ended turn
+// starts a response whose audio is consumed; every second turn triggers
+// a compaction, which may still be running when the session closes.
 func RunDemo(ctx context.Context, dc DemoConfig) (DemoReport, error) {
 	if dc.Sessions == 0 {
 		dc.Sessions = 1
 	}
 	if dc.Turns == 0 {
 		dc.Turns = 3
+		if dc.Mix == MixRealistic {
+			dc.Turns = 4
+		}
 	}
 	if dc.Speed == 0 {
 		dc.Speed = 20
 	}
-	if dc.Sessions < 0 || dc.Turns < 0 || dc.Speed < 0 || math.IsNaN(dc.Speed) {
-		return DemoReport{}, fmt.Errorf("%w: demo sessions %d, turns %d, speed %v", ErrConfig, dc.Sessions, dc.Turns, dc.Speed)
+	if dc.Seed == 0 {
+		dc.Seed = DefaultDemoSeed
+	}
+	if dc.Sessions < 0 || dc.Turns < 0 || !(dc.Speed > 0) || (dc.Mix != MixRealistic && dc.Mix != MixPlain) {
+		return DemoReport{}, fmt.Errorf("%w: demo sessions %d, turns %d, speed %v, mix %v", ErrConfig, dc.Sessions, dc.Turns, dc.Speed, dc.Mix)
 	}
 	rep := DemoReport{Sessions: dc.Sessions, Errs: make([]error, dc.Sessions)}
 	var mu sync.Mutex
@@ -71,13 +177,16 @@ func RunDemo(ctx context.Context, dc DemoConfig) (DemoReport, error) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			turns, resps, comps, bytes, err := demoSession(ctx, dc, i)
+			var one DemoReport
+			var err error
+			if dc.Mix == MixPlain {
+				one, err = demoSession(ctx, dc, i)
+			} else {
+				one, err = mixDemo(ctx, dc, i)
+			}
 			mu.Lock()
 			defer mu.Unlock()
-			rep.Turns += turns
-			rep.Responses += resps
-			rep.Compactions += comps
-			rep.AudioBytes += bytes
+			rep.add(one)
 			rep.Errs[i] = err
 		}(i)
 	}
@@ -85,7 +194,13 @@ func RunDemo(ctx context.Context, dc DemoConfig) (DemoReport, error) {
 	return rep, errors.Join(rep.Errs...)
 }
 
-func demoSession(ctx context.Context, dc DemoConfig, i int) (turns, resps, comps int, audio int64, err error) {
+// demoSession runs session i of the plain mix.
+func demoSession(ctx context.Context, dc DemoConfig, i int) (DemoReport, error) {
+	turns, resps, comps, audio, err := plainSession(ctx, dc, i)
+	return DemoReport{Turns: turns, Responses: resps, Compactions: comps, AudioBytes: audio}, err
+}
+
+func plainSession(ctx context.Context, dc DemoConfig, i int) (turns, resps, comps int, audio int64, err error) {
 	s, err := New(ctx, Config{
 		Instance:    fmt.Sprintf("demo-%d", i),
 		Sink:        dc.Sink,

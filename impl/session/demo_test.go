@@ -13,7 +13,7 @@ import (
 
 func TestRunDemo(t *testing.T) {
 	var buf bytes.Buffer
-	rep, err := session.RunDemo(context.Background(), session.DemoConfig{Sessions: 2, Turns: 2, Speed: 500, Sink: trace.NewWriter(&buf)})
+	rep, err := session.RunDemo(context.Background(), session.DemoConfig{Sessions: 2, Turns: 2, Speed: 500, Mix: session.MixPlain, Sink: trace.NewWriter(&buf)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,8 +25,10 @@ func TestRunDemo(t *testing.T) {
 			t.Errorf("trace lacks %s", want)
 		}
 	}
-	if _, err := session.RunDemo(context.Background(), session.DemoConfig{Turns: -1}); !errors.Is(err, session.ErrConfig) {
-		t.Fatalf("bad config: %v", err)
+	for _, dc := range []session.DemoConfig{{Turns: -1}, {Speed: -1}, {Mix: 7}} {
+		if _, err := session.RunDemo(context.Background(), dc); !errors.Is(err, session.ErrConfig) {
+			t.Errorf("bad config %+v: %v", dc, err)
+		}
 	}
 }
 

@@ -94,6 +94,14 @@ func Named() []mutate.Mutant {
 			Tests: []mutate.Test{{Package: sessioncheck, Run: "TestCompactionDiesWithSession"}, {Package: sessionPkg, Run: "TestCloseJoinsCompaction"}},
 		},
 		{
+			Name:  "session/abandoned-child-leaks-work",
+			Doc:   "a child coordinator abandoned at teardown returns without ending its work: its responses never end for their callers",
+			File:  coord,
+			Old:   "\t\t\tfor _, w := range c.live {\n\t\t\t\tw.end(ErrClosed)\n\t\t\t}\n\t\t\treturn\n",
+			New:   "\t\t\treturn\n",
+			Tests: []mutate.Test{{Package: sessionPkg, Run: "TestAbandonedChildEndsItsWork"}},
+		},
+		{
 			Name: "session/racy-finish",
 			Doc:  "FinishResponse checks the id on M3's state read outside its goroutine, then finishes whatever response is active",
 			File: sessionGo,

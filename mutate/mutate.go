@@ -243,7 +243,10 @@ func command(ctx context.Context, opt Options, overlay string, t Test) (detector
 	cmd.Dir = opt.Root
 	cmd.WaitDelay = 10 * time.Second
 	out, runErr := cmd.CombinedOutput()
-	name := strings.Join(append([]string{filepath.Base(t.Package)}, t.Command...), " ")
+	name := filepath.Base(t.Package)
+	if len(t.Command) > 0 {
+		name += " " + t.Command[0]
+	}
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:
 		return "timeout", tail(string(out), 2000), nil
@@ -258,7 +261,11 @@ func command(ctx context.Context, opt Options, overlay string, t Test) (detector
 	}
 	for _, l := range strings.Split(string(out), "\n") {
 		if strings.Contains(l, "FAIL") {
-			return name + ": " + strings.TrimSpace(l), tail(string(out), 2000), nil
+			l = strings.Join(strings.Fields(l), " ")
+			if len(l) > 80 {
+				l = l[:80] + "..."
+			}
+			return name + ": " + l, tail(string(out), 2000), nil
 		}
 	}
 	return fmt.Sprintf("%s: exit %d", name, exit.ExitCode()), tail(string(out), 2000), nil

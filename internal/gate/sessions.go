@@ -21,6 +21,7 @@ import (
 	"github.com/tracecheck/tracecheck/harness/sessioncheck"
 	"github.com/tracecheck/tracecheck/htmlreport"
 	"github.com/tracecheck/tracecheck/impl/session"
+	"github.com/tracecheck/tracecheck/impl/session/sessiontest"
 	"github.com/tracecheck/tracecheck/internal/bundled"
 	"github.com/tracecheck/tracecheck/spec"
 	"github.com/tracecheck/tracecheck/trace"
@@ -97,6 +98,10 @@ func sessionsStage(ctx context.Context, r *run, s *stage) error {
 	}
 
 	if err := linearStage(r, s, r.opt.Mode.pick(500, 2000, 10000)); err != nil {
+		return err
+	}
+
+	if err := pressureStage(s, r.opt.Mode.pick(50, 200, 1000)); err != nil {
 		return err
 	}
 
@@ -370,4 +375,71 @@ func firstLines(s string, n int) string {
 		lines = append(lines[:n], "...")
 	}
 	return strings.Join(lines, "\n")
+}
+
+// pressureStage tears sessions down under pressure: a join timeout of a
+// microsecond while a client keeps starting responses, so that teardown
+// abandons a child coordinator busy or starved. Whatever teardown does,
+// every response a caller got must end for it (Done closes) once Close
+// has returned, and (checked after) no goroutine may be left.
+func pressureStage(s *stage, rounds int) error {
+	gate := sessiontest.NewGate()
+	defer gate.Release()
+	abandoned, stuck := 0, 0
+	budget := time.NewTimer(5 * time.Second)
+	defer budget.Stop()
+	expired := false
+	for i := 0; i < rounds; i++ {
+		sess, err := session.New(context.Background(), session.Config{Instance: fmt.Sprintf("pressure-%d", i), JoinTimeout: time.Microsecond,
+			Detector: &sessiontest.Detector{}, Generator: &sessiontest.Generator{Words: []string{"w"}, Gate: gate},
+			Synthesizer: sessiontest.Synthesizer{}, Compactor: &sessiontest.Compactor{}})
+		if err != nil {
+			return err
+		}
+		var resps []*session.Response
+		first := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for n := 0; ; n++ {
+				rsp, err := sess.StartResponse("p")
+				if err != nil {
+					if n == 0 {
+						close(first)
+					}
+					return
+				}
+				resps = append(resps, rsp)
+				if n == 0 {
+					close(first)
+				}
+			}
+		}()
+		<-first
+		if errors.Is(sess.Close(), session.ErrAbandoned) {
+			abandoned++
+		}
+		<-done
+		for _, rsp := range resps {
+			if expired {
+				select {
+				case <-rsp.Done():
+				default:
+					stuck++
+				}
+				continue
+			}
+			select {
+			case <-rsp.Done():
+			case <-budget.C: // one wait for the whole stage: then only look
+				expired = true
+				stuck++
+			}
+		}
+	}
+	if stuck > 0 {
+		s.fail("teardown under pressure: %d responses never ended for their caller after Close returned (%d of %d teardowns abandoned a child)", stuck, abandoned, rounds)
+	}
+	s.figure("%d teardowns under pressure (%d abandoned a child), every response ended", rounds, abandoned)
+	return nil
 }

@@ -99,6 +99,24 @@ bench-check:
 	$(GO) test -run '^$$' -bench 'BenchmarkCheckInstances' -benchmem -benchtime $(BENCHTIME) -count 5 -cpu 1 ./check/
 	$(GO) test -run '^$$' -bench 'BenchmarkCheckCLI' -benchtime $(BENCHTIME) -count 5 -cpu 1 ./cmd/tracecheck/
 
+# The live monitor (figures in docs/monitor.md): events/s through the
+# embedded JetStream with 1 and 2 monitors next to the in-process checker on
+# the same events, heap per live instance, and the time from a monitor's
+# SIGKILL to the takeover of its partitions. MONITOR_BENCH_SESSIONS
+# generated sessions (about 7.5 events each).
+MONITOR_BENCH_SESSIONS ?= 20000
+.PHONY: bench-monitor monitor-campaign
+bench-monitor:
+	TRACECHECK_BENCH_SESSIONS=$(MONITOR_BENCH_SESSIONS) $(GO) test -run '^$$' -bench '^BenchmarkMonitor' -benchtime 1x -count 3 -timeout 30m ./monitor/
+
+# A longer kill campaign than `make test`: MONITOR_SESSIONS sessions published
+# while monitor processes are SIGKILLed MONITOR_KILLS times; every verdict is
+# compared with the offline check.
+MONITOR_SESSIONS ?= 20000
+MONITOR_KILLS ?= 20
+monitor-campaign:
+	TRACECHECK_KILL_SESSIONS=$(MONITOR_SESSIONS) TRACECHECK_KILL_KILLS=$(MONITOR_KILLS) $(GO) test -count=1 -timeout 60m -run '^TestKillMonitors$$' -v ./monitor/
+
 # Checking against the Go transcription and against TLC's own graph
 # (check --graph) on the same 1,000,000 Program events, one core.
 .PHONY: bench-graph

@@ -40,6 +40,13 @@ func TestLayering(t *testing.T) {
 		// The command line as a library: a team's own binary registers its
 		// specs with it, and gets no bundled system along.
 		{mod + "cli", []string{mod + "impl", mod + "harness", mod + "model/program", mod + "model/session", mod + "cmd", mod + "internal"}},
+		// The live monitor is product too; and only it knows NATS and
+		// Prometheus: the format, the checker and the command line do not.
+		{mod + "monitor", []string{mod + "impl", mod + "harness", mod + "model/program", mod + "model/session", mod + "cmd", mod + "internal"}},
+		{mod + "trace", []string{"github.com/nats-io", "github.com/prometheus"}},
+		{mod + "check", []string{"github.com/nats-io", "github.com/prometheus"}},
+		{mod + "model", []string{"github.com/nats-io", "github.com/prometheus"}},
+		{mod + "cli", []string{"github.com/nats-io", "github.com/prometheus"}},
 	}
 	// model/ is pure: no I/O, clock or randomness of its own (fmt and strconv
 	// reach os internally, so this rule looks at direct imports only).

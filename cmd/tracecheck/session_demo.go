@@ -22,7 +22,7 @@ func init() {
 	register(cli.Command{Name: "session-demo", Summary: "run realtime sessions with the default workers over synthetic PCM, trace and check them", Run: runSessionDemo})
 }
 
-const sessionDemoSynopsis = `[-sessions N] [-turns T] [-speed X] [-mix realistic|plain] [-seed S] [-o FILE]
+const sessionDemoSynopsis = `[-sessions N] [-turns T] [-speed X] [-mix realistic|plain] [-seed S] [-o FILE] [-nats URL]
 
 Runs N concurrent realtime voice sessions (impl/session) with the default
 workers: an energy-threshold VAD over synthetic 16 kHz PCM16 frames, a
@@ -52,7 +52,9 @@ The trace of all sessions (NDJSON, docs/trace-format.md) is written to FILE
 ("-" for standard output), validated against spec/session.fizz, and its
 transition coverage reported. (The M4 gap, compaction left
 fire-and-forget, is a code mutant: see 'tracecheck mutate
-session/fire-and-forget-compaction'.)
+session/fire-and-forget-compaction'.) With -nats URL the events also go
+to NATS JetStream for 'tracecheck monitor' (docs/monitor.md); the trace
+file stays whole whatever NATS does.
 
 Exit codes: 0 every session's trace valid and no session did anything the
 workload did not cause on purpose; 1 a violation, an incomplete trace, or
@@ -66,6 +68,7 @@ func runSessionDemo(args []string, stdout, stderr io.Writer) int {
 	mixName := fs.String("mix", "realistic", "the `workload`: realistic or plain")
 	seed := fs.Int64("seed", session.DefaultDemoSeed, "`seed` of the realistic mix (>= 1)")
 	out := fs.String("o", "session-demo.ndjson", "trace output `file`, - for stdout")
+	natsURL := fs.String("nats", "", "also publish the events to NATS JetStream at `URL`, for tracecheck monitor (docs/monitor.md)")
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
@@ -113,8 +116,13 @@ func runSessionDemo(args []string, stdout, stderr io.Writer) int {
 		return exitInput
 	}
 	sink := &demoSink{w: w}
+	tee, closeNATS, err := sessionDemoNATS(*natsURL, sink, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "tracecheck session-demo: %v\n", err)
+		return exitUsage
+	}
 	rep, err := session.RunDemo(context.Background(), session.DemoConfig{Sessions: *sessions, Turns: *turns,
-		Speed: *speed, Mix: mix, Seed: *seed, Sink: sink})
+		Speed: *speed, Mix: mix, Seed: *seed, Sink: tee})
 	failed := 0
 	for _, e := range rep.Errs {
 		if e != nil {
@@ -133,6 +141,7 @@ func runSessionDemo(args []string, stdout, stderr io.Writer) int {
 	// Its events are dropped, and counted below, so that the trace read
 	// from buf is final.
 	sink.close()
+	closeNATS()
 	if *out == "-" {
 		stdout.Write(buf.Bytes())
 	} else if _, werr := file.Write(buf.Bytes()); werr != nil {

@@ -101,6 +101,9 @@ func sessionsStage(ctx context.Context, r *run, s *stage) error {
 		return err
 	}
 
+	if err := finishRaceStage(s, r.opt.Mode.pick(300, 1000, 5000)); err != nil {
+		return err
+	}
 	if err := pressureStage(s, r.opt.Mode.pick(50, 200, 1000)); err != nil {
 		return err
 	}
@@ -441,5 +444,61 @@ func pressureStage(s *stage, rounds int) error {
 		s.fail("teardown under pressure: %d responses never ended for their caller after Close returned (%d of %d teardowns abandoned a child)", stuck, abandoned, rounds)
 	}
 	s.figure("%d teardowns under pressure (%d abandoned a child), every response ended", rounds, abandoned)
+	return nil
+}
+
+// finishRaceStage races FinishResponse of the active response against a
+// StartResponse that preempts it, round after round, alternating which
+// call goes first (one on this goroutine, one released on another as it
+// starts). Whichever wins, the finish may end only the response it names:
+// the new response must still be active after the race, and finishing it
+// must succeed. A check-then-act race in FinishResponse breaks that.
+func finishRaceStage(s *stage, rounds int) error {
+	never := sessiontest.NewGate() // responses end only by a call
+	defer never.Release()
+	sess, err := session.New(context.Background(), session.Config{Instance: "finish-race",
+		Detector: &sessiontest.Detector{}, Generator: &sessiontest.Generator{Words: []string{"w"}, Gate: never},
+		Synthesizer: sessiontest.Synthesizer{}, Compactor: &sessiontest.Compactor{}})
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	wrong, ended := 0, 0
+	for round := 0; round < rounds; round++ {
+		old, err := sess.StartResponse("p")
+		if err != nil {
+			return fmt.Errorf("finish race: round %d: %w", round, err)
+		}
+		var fresh *session.Response
+		var finErr, startErr error
+		finish := func() { finErr = sess.FinishResponse(old.ID()) }
+		start := func() { fresh, startErr = sess.StartResponse("p") }
+		here, there := finish, start
+		if round%2 == 1 {
+			here, there = start, finish
+		}
+		ready, done := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(done)
+			<-ready
+			there()
+		}()
+		close(ready)
+		here()
+		<-done
+		if startErr != nil {
+			return fmt.Errorf("finish race: round %d: start: %w", round, startErr)
+		}
+		if finErr == nil {
+			ended++
+		}
+		if err := sess.FinishResponse(fresh.ID()); err != nil {
+			wrong++
+		}
+	}
+	if wrong > 0 {
+		s.fail("finish racing a new response: in %d of %d rounds the finish of the old response ended the new one", wrong, rounds)
+	}
+	s.figure("%d finish/start races (the finish won %d), each finish ended only its own response", rounds, ended)
 	return nil
 }

@@ -1,0 +1,77 @@
+package cli_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tracecheck/tracecheck/cli"
+	"github.com/tracecheck/tracecheck/mutate"
+)
+
+// scratch writes a module with a function, its test, and a gate command.
+func scratch(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"go.mod":    "module example.com/m\n\ngo 1.26\n",
+		"m.go":      "package m\n\n// Max returns the larger of a and b.\nfunc Max(a, b int) int {\n\tif a > b {\n\t\treturn a\n\t}\n\treturn b\n}\n",
+		"m_test.go": "package m\n\nimport \"testing\"\n\nfunc TestMax(t *testing.T) {\n\tif Max(2, 1) != 2 || Max(1, 2) != 2 {\n\t\tt.Fatal(\"Max\")\n\t}\n}\n",
+		"cmd/gate/main.go": "package main\n\nimport (\n\t\"fmt\"\n\t\"os\"\n\n\t\"example.com/m\"\n)\n\n" +
+			"func main() {\n\tif fi, err := os.Stat(os.Args[2]); err != nil || !fi.IsDir() {\n\t\tfmt.Println(\"no run dir\")\n\t\tos.Exit(2)\n\t}\n" +
+			"\tif m.Max(2, 1) != 2 {\n\t\tfmt.Println(\"stage max FAIL\")\n\t\tos.Exit(1)\n\t}\n}\n",
+	} {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// A team's own binary runs its own mutants with cli.MutateCommand: the kill
+// matrix names what killed each, a survivor fails the command, and --gate
+// builds the team's gate with each mutant ("{dir}" a fresh directory).
+func TestMutateCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SKIP in -short: runs go test and go build on a scratch module")
+	}
+	root := scratch(t)
+	cmd := cli.MutateCommand(cli.MutateConfig{
+		Mutants: []mutate.Mutant{
+			{Name: "max/negated", Doc: "a < b", File: "m.go", Old: "if a > b {", New: "if a < b {", Tests: []mutate.Test{{Package: "./..."}}},
+			{Name: "max/equivalent", Doc: "a >= b", File: "m.go", Old: "if a > b {", New: "if a >= b {", Tests: []mutate.Test{{Package: "./..."}}},
+		},
+		Gate: &mutate.Test{Package: "./cmd/gate", Command: []string{"--dir", "{dir}"}},
+		What: "the team's",
+	})
+	cfg := cli.Config{Commands: []cli.Command{cmd}}
+	run := func(args ...string) (string, string, int) {
+		var out, errb bytes.Buffer
+		code := cli.Run(cfg, args, &out, &errb)
+		return out.String(), errb.String(), code
+	}
+	out, errs, code := run("mutate", "--root", root)
+	if code != cli.ExitViolation || !strings.Contains(out, "example.com/m.TestMax") || !strings.Contains(out, "SURVIVED") ||
+		!strings.Contains(out, "2 mutants: 1 killed, 1 survived") {
+		t.Fatalf("mutate: exit %d\n%s\n%s", code, out, errs)
+	}
+	out, errs, code = run("mutate", "--gate", "--root", root, "max/negated")
+	if code != cli.ExitOK || !strings.Contains(out, "gate --dir: stage max FAIL") {
+		t.Fatalf("mutate --gate: exit %d\n%s\n%s", code, out, errs)
+	}
+	if out, _, code := run("mutate", "--list", "max/*"); code != cli.ExitOK || !strings.Contains(out, "-\tif a > b {") && !strings.Contains(out, "-if a > b {") {
+		t.Fatalf("--list: exit %d\n%s", code, out)
+	}
+	if _, errs, code := run("mutate", "nothing/*"); code != cli.ExitUsage || !strings.Contains(errs, "no mutant matches") {
+		t.Fatalf("unknown pattern: exit %d %s", code, errs)
+	}
+	noGate := cli.Config{Commands: []cli.Command{cli.MutateCommand(cli.MutateConfig{Mutants: []mutate.Mutant{{Name: "x"}}})}}
+	var errb bytes.Buffer
+	if code := cli.Run(noGate, []string{"mutate", "--gate"}, &bytes.Buffer{}, &errb); code != cli.ExitUsage || !strings.Contains(errb.String(), "no gate") {
+		t.Fatalf("--gate without a gate: exit %d %s", code, errb.String())
+	}
+}

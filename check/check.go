@@ -35,6 +35,10 @@ var (
 	ErrValue = errors.New("bad value")
 	// ErrSequence: an instance's sequence number repeats or goes backwards.
 	ErrSequence = errors.New("sequence number does not increase")
+	// ErrArgs: an event gives arguments to an action that takes none
+	// (Init, or an action whose model.Action.Args is nil), or arguments
+	// that are not values.
+	ErrArgs = errors.New("bad arguments")
 )
 
 // InputError is an error in the input rather than in the behaviour it
@@ -127,8 +131,11 @@ type Step struct {
 	Instance string
 	Seq      uint64
 	Action   string
-	Part     string
-	Stutter  bool
+	// Args are the event's arguments in TLA+ syntax (TLC's), if it gives
+	// any.
+	Args    []string
+	Part    string
+	Stutter bool
 	// States are the candidate states after the event (Spec.Format), and
 	// Enabled the actions enabled in each. Inside an open composite step
 	// they are the states before it.
@@ -250,10 +257,15 @@ type Checker[S comparable] struct {
 	insts *instTable[S]
 	order []*instance[S]
 
-	cons       constraint
-	unknownVar string // a variable of the event that was #unserializable
-	next       []S
-	seen       map[S]struct{} // addCandidate's set, empty between steps
+	cons constraint
+	// unknown says what of the event was #unserializable ("state.x", "an
+	// argument"), if anything.
+	unknown string
+	// args are the event's arguments, nil if it gives none (or they are
+	// #unserializable); at the end of a composite step, the composite's.
+	args []model.Value
+	next []S
+	seen map[S]struct{} // addCandidate's set, empty between steps
 
 	src     io.ReaderAt // the input, if it can be read again (readsFrom)
 	srcBase int64       // the input's offset in src where the check began
@@ -399,6 +411,10 @@ type composite struct {
 	name string
 	pos  trace.Pos
 	cons constraint
+	// args are the arguments a part gave (all parts that give them give
+	// the same), nil if none did.
+	args     []model.Value
+	argsLine int // the line of the first part that gave them
 }
 
 func (c *Checker[S]) inputErr(pos trace.Pos, format string, args ...any) error {
@@ -408,7 +424,7 @@ func (c *Checker[S]) inputErr(pos trace.Pos, format string, args ...any) error {
 // readState fills c.cons from the event's state.
 func (c *Checker[S]) readState(r *trace.Raw) error {
 	c.cons.reset()
-	c.unknownVar = ""
+	c.unknown = ""
 	for _, m := range r.State {
 		i, ok := c.spec.vars.find(m.Name)
 		if !ok {
@@ -416,8 +432,8 @@ func (c *Checker[S]) readState(r *trace.Raw) error {
 		}
 		v, err := c.values.get(m.Value)
 		if errors.Is(err, ErrUnserializable) {
-			if c.unknownVar == "" {
-				c.unknownVar = string(m.Name)
+			if c.unknown == "" {
+				c.unknown = "state." + string(m.Name)
 			}
 			continue
 		}
@@ -488,6 +504,12 @@ func (c *Checker[S]) Feed(r *trace.Raw) error {
 	if isInit && r.Part != nil {
 		return c.inputErr(r.Pos, "%w: Init cannot be part of a composite step", trace.ErrField)
 	}
+	c.args = nil
+	if r.Args != nil {
+		if err := c.readArgs(r, act, isInit); err != nil {
+			return err
+		}
+	}
 	in, h, slot := c.insts.find(r.Instance)
 	if in == nil {
 		in = c.newInstance(string(r.Instance), r.Pos)
@@ -512,10 +534,37 @@ func (c *Checker[S]) Feed(r *trace.Raw) error {
 	return nil
 }
 
+// readArgs sets c.args to the event's arguments (act is its action, -1
+// for a stutter event).
+func (c *Checker[S]) readArgs(r *trace.Raw, act int, isInit bool) error {
+	switch {
+	case isInit:
+		return c.inputErr(r.Pos, "%w: %s takes no arguments", ErrArgs, trace.InitAction)
+	case act < 0:
+		return c.inputErr(r.Pos, "%w: a stutter event takes no arguments", ErrArgs)
+	case c.spec.Actions[act].Args == nil:
+		return c.inputErr(r.Pos, "%w: action %s of spec %s takes no arguments", ErrArgs, c.spec.Actions[act].Name, c.spec.Name)
+	}
+	v, err := c.values.get(r.Args)
+	switch {
+	case errors.Is(err, ErrUnserializable):
+		if c.unknown == "" { // the action alone, and the instance uncertain
+			c.unknown = "an argument"
+		}
+		return nil
+	case err != nil:
+		return c.inputErr(r.Pos, "%w: args: %w", ErrArgs, err)
+	case v.Kind() != model.KindSeq:
+		return c.inputErr(r.Pos, "%w: args is not an array: %s", ErrArgs, clip(string(r.Args)))
+	}
+	c.args = v.Elems()
+	return nil
+}
+
 // step checks the event r of in, which has not violated the spec.
 func (c *Checker[S]) step(in *instance[S], r *trace.Raw, act int, isInit bool) {
-	if c.unknownVar != "" && in.uncertain() == "" {
-		in.extra().uncertain = fmt.Sprintf("state.%s at line %d is #unserializable, so the trace could not be checked in full", c.unknownVar, r.Pos.Line)
+	if c.unknown != "" && in.uncertain() == "" {
+		in.extra().uncertain = fmt.Sprintf("%s at line %d is #unserializable, so the trace could not be checked in full", c.unknown, r.Pos.Line)
 	}
 	switch {
 	case in.events == 1:
@@ -711,7 +760,9 @@ func (c *Checker[S]) initial(in *instance[S], r *trace.Raw) {
 }
 
 // advance moves in's candidates along act to the successors that match
-// cons and keep every invariant and property. It reports whether none did.
+// cons and keep every invariant and property, and, if the event gives
+// arguments (c.args), that act reaches with them. It reports whether none
+// did.
 func (c *Checker[S]) advance(in *instance[S], act int, cons *constraint) (failed bool) {
 	next := c.next[:0]
 	var first *transInfo // the transition that fitted, if only one did
@@ -723,7 +774,7 @@ func (c *Checker[S]) advance(in *instance[S], act int, cons *constraint) (failed
 				continue
 			}
 			ti := c.spec.transition(e, j)
-			if ti.bad != "" {
+			if ti.bad != "" || c.args != nil && !c.fitsArgs(e, j) {
 				continue
 			}
 			switch {
@@ -756,6 +807,13 @@ func (c *Checker[S]) advance(in *instance[S], act int, cons *constraint) (failed
 	}
 	in.setCands(next)
 	return false
+}
+
+// fitsArgs reports whether the event's arguments are those of a step
+// from e's state to its j-th successor. It is out of advance's loop, which
+// events without arguments run.
+func (c *Checker[S]) fitsArgs(e *succEntry[S], j int) bool {
+	return fitsArgs(c.spec.argsOf(e, j), c.args)
 }
 
 // addCandidate appends t to next unless it is there: a linear scan for
@@ -822,11 +880,12 @@ func (c *Checker[S]) part(in *instance[S], r *trace.Raw, act int) {
 			c.violate(in, r, KindComposite, fmt.Sprintf("composite %s begins inside the open composite %s (begun at line %d)", name, comp.name, comp.pos.Line))
 			return
 		}
-		if !slices.ContainsFunc(in.cands(), func(s S) bool { return c.spec.successors(s, act).guard == "" }) {
-			c.violateStep(in, r, act, &c.cons) // not enabled
+		if !slices.ContainsFunc(in.cands(), func(s S) bool { return c.spec.successors(s, act).guard == "" }) ||
+			c.args != nil && !c.takes(in.cands(), act, c.args) {
+			c.violateStep(in, r, act, &c.cons) // not enabled (with those arguments)
 			return
 		}
-		in.extra().comp = &composite{act: act, name: name, pos: r.Pos, cons: c.cons.clone()}
+		in.extra().comp = &composite{act: act, name: name, pos: r.Pos, cons: c.cons.clone(), args: c.args, argsLine: r.Pos.Line}
 	default:
 		if comp == nil {
 			c.violate(in, r, KindComposite, fmt.Sprintf("part %q of %s without a begin", r.Part, name))
@@ -836,11 +895,21 @@ func (c *Checker[S]) part(in *instance[S], r *trace.Raw, act int) {
 			c.violate(in, r, KindComposite, fmt.Sprintf("part of %s inside the open composite %s (begun at line %d)", name, comp.name, comp.pos.Line))
 			return
 		}
+		if c.args != nil {
+			if comp.args != nil && !sameArgs(comp.args, c.args) {
+				c.violate(in, r, KindComposite, fmt.Sprintf("part of %s inside the open composite %s (arguments given at line %d)", label(name, c.args), label(name, comp.args), comp.argsLine))
+				return
+			}
+			if comp.args == nil {
+				comp.args, comp.argsLine = c.args, r.Pos.Line
+			}
+		}
 		for _, i := range c.cons.idx {
 			comp.cons.put(i, c.cons.vals[i])
 		}
 		if string(r.Part) == trace.PartEnd {
 			in.x.comp = nil
+			c.args = comp.args // the step's, whichever part gave them
 			if c.advance(in, act, &comp.cons) {
 				c.violateStep(in, r, act, &comp.cons)
 			}
@@ -995,7 +1064,7 @@ var _ trace.Sink = (*Checker[int])(nil)
 
 func (c *Checker[S]) stepInfo(in *instance[S], r *trace.Raw) Step {
 	st := Step{Pos: r.Pos, Instance: in.name, Seq: r.Seq, Action: string(r.Action),
-		Part: string(r.Part), Stutter: r.Stutter}
+		Args: argStrings(c.args), Part: string(r.Part), Stutter: r.Stutter}
 	for _, s := range in.cands() {
 		st.States = append(st.States, c.spec.Format(s))
 		st.Enabled = append(st.Enabled, c.spec.Enabled(s))

@@ -22,6 +22,10 @@ type Divergence struct {
 	Instance string `json:"instance"`
 	Seq      uint64 `json:"seq"`
 	Action   string `json:"action"`
+	// Args are the event's arguments, each in TLA+ syntax as TLC prints
+	// it ("r2" for the JSON "r2"), when it gives any; for a composite
+	// step, those its parts gave.
+	Args []string `json:"args,omitempty"`
 	// Event is the offending line as written.
 	Event string `json:"event"`
 	// Kind classifies the failure; in JSON it is its String ("guard",
@@ -63,13 +67,14 @@ const (
 	KindInit                                // the first event is not Init or fits no initial state, or Init comes later
 	KindStutter                             // a stutter event changes spec variables
 	KindComposite                           // a composite step's parts are out of order, or another action comes inside it
+	KindArgs                                // the event's arguments name no step from a candidate, or the event's state is the successor of a step with other arguments
 )
 
 var kindNames = [...]string{KindGuard: "guard", KindState: "state", KindInvariant: "invariant",
-	KindProperty: "property", KindInit: "init", KindStutter: "stutter", KindComposite: "composite"}
+	KindProperty: "property", KindInit: "init", KindStutter: "stutter", KindComposite: "composite", KindArgs: "args"}
 
 // String returns "guard", "state", "invariant", "property", "init",
-// "stutter" or "composite".
+// "stutter", "composite" or "args".
 func (k DivergenceKind) String() string { return enumName(kindNames[:], int(k), "DivergenceKind") }
 
 // MarshalText renders the kind as its String.
@@ -159,25 +164,38 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// violateStep reports that act with the state cons fits no candidate.
+// violateStep reports that act with the state cons, and the event's
+// arguments c.args if it gives any, fits no candidate.
 func (c *Checker[S]) violateStep(in *instance[S], r *trace.Raw, act int, cons *constraint) {
-	a := &c.spec.Actions[act]
+	a, args := &c.spec.Actions[act], c.args
+	name := label(a.Name, args) // the step the event names: RMPrepare("r2"), or RMPrepare
+	// best is the state the diff shows: a successor that act reaches
+	// with the event's arguments (rank 0), else one it reaches with
+	// others (rank 1), else the state before (rank 2); of those, the
+	// closest to the event's state.
 	type best struct {
 		vals  []model.Value
+		rank  int
 		n     int
 		label string
 		same  string // why the state does not fit, should the event's state agree with it
 	}
 	var b *best
+	better := func(rank, n int) bool { return b == nil || rank < b.rank || rank == b.rank && n < b.n }
 	guardOnly, badStep := true, ""
+	// With arguments: the argument lists act is taken with from the
+	// candidates, those of the steps to the event's state, and whether
+	// any step is taken with the event's.
+	var taken, toState [][]model.Value
+	argsStep := false
 	d := c.divergence(in, r, 0, "")
 	for i, s := range in.cands() {
 		e := c.spec.successors(s, act)
 		var why []string
 		if e.guard != "" {
 			why = append(why, fmt.Sprintf("%s is not enabled: guard %s is false", a.Name, e.guard))
-			if b == nil {
-				b = &best{c.spec.valuation(s), 1 << 30, "state before (" + a.Name + " not enabled)",
+			if better(2, 1<<30) {
+				b = &best{c.spec.valuation(s), 2, 1 << 30, "state before (" + a.Name + " not enabled)",
 					fmt.Sprintf("the event's state agrees with the state before on every variable it carries, and %s is not enabled there (guard %s is false); the state before", a.Name, e.guard)}
 			}
 		} else {
@@ -185,35 +203,69 @@ func (c *Checker[S]) violateStep(in *instance[S], r *trace.Raw, act int, cons *c
 			if len(e.next) == 0 {
 				why = append(why, a.Name+" has no successor here")
 			}
+			var here, others [][]model.Value // with arguments: the lists taken here, and those of successors not shown
 			for j, t := range e.next {
 				vals := e.vals[j]
 				n := cons.countDiffs(vals)
 				explain := i < maxCandidates && j < maxCandidates // the report shows a few
-				if n == 0 {
+				// other: the step is taken with other arguments than the event's.
+				other := false
+				var lists [][]model.Value
+				if args != nil {
+					lists = c.spec.argsOf(e, j)
+					other = !fitsArgs(lists, args)
+					argsStep = argsStep || !other
+					here = addArgs(here, lists)
+					taken = addArgs(taken, lists)
+				}
+				switch {
+				case n == 0 && !other:
 					ti := c.spec.transition(e, j)
 					if explain || badStep == "" {
 						why = append(why, fmt.Sprintf("the step to %s breaks %s", c.spec.Format(t), ti.bad))
 					}
 					badStep = ti.bad
-					if b == nil || b.n > 0 {
+					if better(0, 0) {
 						what := "that state breaks " + ti.bad
 						if !strings.HasPrefix(ti.bad, "invariant") {
 							what = "the step to it breaks " + ti.bad
 						}
-						b = &best{vals, 0, "spec's successor after " + a.Name,
-							fmt.Sprintf("the event's state agrees with the spec's successor after %s on every variable it carries, but %s; the successor", a.Name, what)}
+						b = &best{vals, 0, 0, "spec's successor after " + name,
+							fmt.Sprintf("the event's state agrees with the spec's successor after %s on every variable it carries, but %s; the successor", name, what)}
 					}
-					continue
-				}
-				if explain {
-					why = append(why, c.differs(vals, cons, "successor")...)
-				}
-				if b == nil || n < b.n {
-					b = &best{vals, n, "spec's successor after " + a.Name, ""}
+				case n == 0: // the event's state, reached with other arguments
+					toState = addArgs(toState, lists)
+					step := labels(a.Name, lists)
+					if explain {
+						why = append(why, fmt.Sprintf("the step %s, not %s, has the event's state: to %s", step, name, c.spec.Format(t)))
+					}
+					if better(1, 0) {
+						b = &best{vals, 1, 0, "spec's successor after " + step,
+							fmt.Sprintf("the event's state agrees with the spec's successor after %s on every variable it carries, but the event's arguments are %s; the successor", step, argList(args))}
+					}
+				case other:
+					others = addArgs(others, lists)
+					if better(1, n) {
+						b = &best{vals, 1, n, "spec's successor after " + labels(a.Name, lists), ""}
+					}
+				default:
+					if explain {
+						why = append(why, c.differs(vals, cons, "successor")...)
+					}
+					if better(0, n) {
+						b = &best{vals, 0, n, "spec's successor after " + name, ""}
+					}
 				}
 			}
 			if len(e.next) > maxCandidates && i < maxCandidates {
 				why = append(why, fmt.Sprintf("(%d more successors not shown)", len(e.next)-maxCandidates))
+			}
+			switch {
+			case args == nil || len(e.next) == 0:
+			case !fitsArgs(here, args):
+				why = append(why, fmt.Sprintf("%s is not a step here: %s is taken here with %s", name, a.Name, argLists(here)))
+			case len(others) > 0:
+				why = append(why, fmt.Sprintf("(the successors for the arguments %s not shown)", argLists(others)))
 			}
 		}
 		if i < maxCandidates {
@@ -224,16 +276,25 @@ func (c *Checker[S]) violateStep(in *instance[S], r *trace.Raw, act int, cons *c
 	switch {
 	case strings.HasPrefix(badStep, "invariant"):
 		d.Kind = KindInvariant
-		d.Reason = fmt.Sprintf("%s reaches a state that breaks %s", a.Name, badStep)
+		d.Reason = fmt.Sprintf("%s reaches a state that breaks %s", name, badStep)
 	case badStep != "":
 		d.Kind = KindProperty
-		d.Reason = fmt.Sprintf("the %s step breaks %s", a.Name, badStep)
+		d.Reason = fmt.Sprintf("the %s step breaks %s", name, badStep)
 	case guardOnly:
 		d.Kind = KindGuard
 		d.Reason = fmt.Sprintf("%s is not enabled in any candidate state", a.Name)
+	case args != nil && !argsStep && len(toState) > 0 && len(toState) < len(taken): // the state tells which
+		d.Kind = KindArgs
+		d.Reason = fmt.Sprintf("%s is not a step from any candidate: the event's state is the successor after %s", name, labels(a.Name, toState))
+	case args != nil && !argsStep:
+		d.Kind = KindArgs
+		d.Reason = fmt.Sprintf("%s is not a step from any candidate: %s is taken there with %s", name, a.Name, argLists(taken))
+	case len(toState) > 0:
+		d.Kind = KindArgs
+		d.Reason = fmt.Sprintf("no %s successor has the event's state, the successor after %s has it", name, labels(a.Name, toState))
 	default:
 		d.Kind = KindState
-		d.Reason = fmt.Sprintf("no %s successor has the event's state", a.Name)
+		d.Reason = fmt.Sprintf("no %s successor has the event's state", name)
 	}
 	if string(r.Part) == trace.PartEnd {
 		d.Reason += " (composite step merged from its parts)"
@@ -242,6 +303,112 @@ func (c *Checker[S]) violateStep(in *instance[S], r *trace.Raw, act int, cons *c
 		d.Diff = c.diff(b.vals, cons, b.label, b.same)
 	}
 	c.finish(in, d)
+}
+
+// takes reports whether act is taken with the arguments args from one of
+// cands.
+func (c *Checker[S]) takes(cands []S, act int, args []model.Value) bool {
+	for _, s := range cands {
+		e := c.spec.successors(s, act)
+		for j := range e.next {
+			if fitsArgs(c.spec.argsOf(e, j), args) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// maxArgLists bounds the argument lists a divergence report names.
+const maxArgLists = 8
+
+// addArgs adds to set the argument lists of lists it does not hold,
+// keeping at most maxArgLists+1 (the one more says that there are more).
+func addArgs(set, lists [][]model.Value) [][]model.Value {
+	for _, l := range lists {
+		if len(set) <= maxArgLists && !fitsArgs(set, l) {
+			set = append(set, l)
+		}
+	}
+	return set
+}
+
+// argList renders an argument list as TLC writes it in a label:
+// ("r1", 2), each value clipped.
+func argList(args []model.Value) string {
+	var b strings.Builder
+	b.WriteByte('(')
+	for i, v := range args {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(clipValue(v.String()))
+	}
+	b.WriteByte(')')
+	return b.String()
+}
+
+// argLists renders argument lists, in order: ("r1"), ("r3").
+func argLists(lists [][]model.Value) string {
+	if len(lists) == 0 {
+		return "no arguments"
+	}
+	var out []string
+	for i, l := range sortedArgs(lists) {
+		if i == maxArgLists {
+			out = append(out, "...")
+			break
+		}
+		out = append(out, argList(l))
+	}
+	return strings.Join(out, ", ")
+}
+
+// label is the step an event names: the action, with its arguments if
+// args is not nil, as TLC labels it (RMPrepare("r1")).
+func label(action string, args []model.Value) string {
+	if args == nil {
+		return action
+	}
+	return action + argList(args)
+}
+
+// labels names the steps of action with the argument lists: RMPrepare("r1")
+// or RMPrepare("r3").
+func labels(action string, lists [][]model.Value) string {
+	if len(lists) == 0 {
+		return action
+	}
+	var out []string
+	for i, l := range sortedArgs(lists) {
+		if i == maxArgLists {
+			out = append(out, "...")
+			break
+		}
+		out = append(out, label(action, l))
+	}
+	return strings.Join(out, " or ")
+}
+
+// sortedArgs returns the argument lists in order (that of model.Compare,
+// argument by argument), so that a report names them alike whatever order
+// a spec finds its successors in.
+func sortedArgs(lists [][]model.Value) [][]model.Value {
+	return slices.SortedFunc(slices.Values(lists), func(a, b []model.Value) int {
+		return slices.CompareFunc(a, b, model.Compare)
+	})
+}
+
+// argStrings renders each argument in TLA+ syntax; nil for nil.
+func argStrings(args []model.Value) []string {
+	if args == nil {
+		return nil
+	}
+	out := make([]string, len(args))
+	for i, v := range args {
+		out[i] = v.String()
+	}
+	return out
 }
 
 // fits names the actions other than skip whose successor, from one of the
@@ -269,7 +436,7 @@ func (c *Checker[S]) fits(cands []S, skip int, cons *constraint) []string {
 
 func (c *Checker[S]) divergence(in *instance[S], r *trace.Raw, kind DivergenceKind, reason string) *Divergence {
 	d := &Divergence{File: r.Pos.File, Line: r.Pos.Line, Doc: c.doc, Instance: in.name, Seq: r.Seq,
-		Action: string(r.Action), Event: string(r.Line), Kind: kind, Reason: reason}
+		Action: string(r.Action), Args: argStrings(c.args), Event: string(r.Line), Kind: kind, Reason: reason}
 	d.Recent = c.recentEvents(in)
 	return d
 }

@@ -10,15 +10,17 @@
 // The first event must be "Init" and fit an initial state; every later
 // event must be a successor, under the named action, of some candidate,
 // keeping every invariant ([model.Spec.Invariants]) and action property
-// ([model.Spec.Properties]). Stutter events ("stutter": true) must leave
+// ([model.Spec.Properties]); an event that gives its action's arguments
+// ("args", for an action with [model.Action.Args]) must be a step taken
+// with them. Stutter events ("stutter": true) must leave
 // every variable they carry unchanged. Composite steps (parts "begin",
 // "step", "end") are merged and checked as one spec step at "end".
 //
 // Each instance ends with a [Verdict]: [Valid] if it ends where the spec
 // may stop (a Terminal state, or one whose only enabled actions stutter),
 // [Violation] at its first offending event with a [Divergence] report
-// (its [DivergenceKind] says what did not fit: a guard, the state, an
-// invariant...), and [Incomplete] otherwise. Incomplete is never reported
+// (its [DivergenceKind] says what did not fit: a guard, the state, the
+// arguments, an invariant...), and [Incomplete] otherwise. Incomplete is never reported
 // as valid.
 //
 // Entry points:

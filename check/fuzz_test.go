@@ -18,10 +18,11 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// FuzzCheck feeds arbitrary bytes to the engine under both bundled specs,
-// starting from the traces/ corpus: it must never panic, every error must
-// be an input error (or nothing), one line long and positioned, and every
-// instance must get a real verdict.
+// FuzzCheck feeds arbitrary bytes to the engine under both bundled specs
+// and a spec with parameterised actions (argSpec), starting from the
+// traces/ corpus and a trace with arguments: it must never panic, every
+// error must be an input error (or nothing), one line long and
+// positioned, and every instance must get a real verdict.
 func FuzzCheck(f *testing.F) {
 	paths, _ := filepath.Glob("../traces/*/*.ndjson")
 	more, _ := filepath.Glob("../traces/*/*/*.ndjson")
@@ -35,6 +36,8 @@ func FuzzCheck(f *testing.F) {
 	f.Add([]byte(progInit + "\n" + `{"v":1,"instance":"r","seq":1,"action":"ExecutePython","state":{"phase":{"#set":[1]}}}` + "\n"))
 	odd := `{"v":1,"instance":"a\u2028\nb","seq":1,"action":"Init","state":{"x\ny":1}}` + "\n"
 	f.Add([]byte(odd + odd))
+	f.Add([]byte(pInit + "\n" + aev(1, "Bump", `2,"a"`, `"x":2`) + "\n" + aev(2, "Poke", `{"#set":[1]}`, ``) + "\n" +
+		`{"v":1,"instance":"c","seq":3,"action":"Bump","part":"begin","args":[1,"b"],"state":{}}` + "\n" + aev(4, "Finish", `"x"`, ``) + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, run := range []func() (*check.Report, error){
 			func() (*check.Report, error) {
@@ -42,6 +45,9 @@ func FuzzCheck(f *testing.F) {
 			},
 			func() (*check.Report, error) {
 				return check.Check(context.Background(), session.Spec(session.Options{}), bytes.NewReader(data), "f", check.Options{MaxLine: 1 << 12})
+			},
+			func() (*check.Report, error) {
+				return check.Check(context.Background(), argSpec(), bytes.NewReader(data), "f", check.Options{MaxLine: 1 << 12})
 			},
 		} {
 			rep, err := run()

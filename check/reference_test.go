@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,13 +22,15 @@ import (
 // instead of the engine's cached successor functions), as etcd-raft's
 // quorum/quick_test.go checks its fast code against a simple one. Random
 // traces, mostly valid but with dropped variables, wrong values, wrong
-// actions, stutters and composites, must get the same verdict and the same
-// first bad line from both.
+// actions, stutters and composites, and, for a spec with parameterised
+// actions, with right, wrong and no arguments, must get the same verdict
+// and the same first bad line from both.
 
 type refEvent struct {
 	instance string
 	seq      int
 	action   string
+	args     []model.Value // nil: none
 	part     string
 	stutter  bool
 	vars     map[int]model.Value // variable index -> value
@@ -36,7 +39,18 @@ type refEvent struct {
 
 func (e refEvent) json(sp []string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, `{"v":1,"instance":%q,"seq":%d,"action":%q,"state":{`, e.instance, e.seq, e.action)
+	fmt.Fprintf(&b, `{"v":1,"instance":%q,"seq":%d,"action":%q,`, e.instance, e.seq, e.action)
+	if e.args != nil {
+		b.WriteString(`"args":[`)
+		for i, v := range e.args {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(valueJSON(v))
+		}
+		b.WriteString("],")
+	}
+	b.WriteString(`"state":{`)
 	first := true
 	for i, name := range sp {
 		v, ok := e.vars[i]
@@ -93,11 +107,12 @@ func reference[S comparable](sp *model.Spec[S], g *model.Graph[S], events []refE
 		return true
 	}
 	type inst struct {
-		cands   map[int]bool
-		started bool
-		res     refResult
-		comp    string
-		compVar map[int]model.Value
+		cands    map[int]bool
+		started  bool
+		res      refResult
+		comp     string
+		compVar  map[int]model.Value
+		compArgs []model.Value
 	}
 	insts := map[string]*inst{}
 	var order []string
@@ -161,7 +176,7 @@ func reference[S comparable](sp *model.Spec[S], g *model.Graph[S], events []refE
 			}
 			enabled := false
 			for _, ed := range g.Edges {
-				if in.cands[ed.From] && ed.Action == e.action {
+				if in.cands[ed.From] && ed.Action == e.action && refTakes(sp, g, ed, e.args) {
 					enabled = true
 				}
 			}
@@ -169,7 +184,7 @@ func reference[S comparable](sp *model.Spec[S], g *model.Graph[S], events []refE
 				bad()
 				continue
 			}
-			in.comp, in.compVar = e.action, map[int]model.Value{}
+			in.comp, in.compVar, in.compArgs = e.action, map[int]model.Value{}, e.args
 			for i, v := range e.vars {
 				in.compVar[i] = v
 			}
@@ -178,18 +193,25 @@ func reference[S comparable](sp *model.Spec[S], g *model.Graph[S], events []refE
 				bad()
 				continue
 			}
+			if e.args != nil {
+				if in.compArgs != nil && !slices.EqualFunc(in.compArgs, e.args, model.Value.Equal) {
+					bad()
+					continue
+				}
+				in.compArgs = e.args
+			}
 			for i, v := range e.vars {
 				in.compVar[i] = v
 			}
 			if e.part == "end" {
-				cons := in.compVar
-				in.comp, in.compVar = "", nil
-				if !refStep(sp, g, in.cands, e.action, cons, fits) {
+				cons, args := in.compVar, in.compArgs
+				in.comp, in.compVar, in.compArgs = "", nil, nil
+				if !refStep(sp, g, in.cands, e.action, args, cons, fits) {
 					bad()
 				}
 			}
 		default:
-			if !refStep(sp, g, in.cands, e.action, e.vars, fits) {
+			if !refStep(sp, g, in.cands, e.action, e.args, e.vars, fits) {
 				bad()
 			}
 		}
@@ -229,13 +251,25 @@ func reference[S comparable](sp *model.Spec[S], g *model.Graph[S], events []refE
 	return out
 }
 
-// refStep replaces cands by the fitting successors under action, and
-// reports whether there were any.
+// refTakes reports whether the edge is taken with the arguments args (nil:
+// any).
+func refTakes[S comparable](sp *model.Spec[S], g *model.Graph[S], ed model.Edge, args []model.Value) bool {
+	if args == nil {
+		return true
+	}
+	a, _ := sp.Action(ed.Action)
+	return slices.ContainsFunc(a.Args(g.States[ed.From], g.States[ed.To]), func(l []model.Value) bool {
+		return slices.EqualFunc(l, args, model.Value.Equal)
+	})
+}
+
+// refStep replaces cands by the fitting successors under action (taken
+// with args, if not nil), and reports whether there were any.
 func refStep[S comparable](sp *model.Spec[S], g *model.Graph[S], cands map[int]bool, action string,
-	cons map[int]model.Value, fits func(int, map[int]model.Value) bool) bool {
+	args []model.Value, cons map[int]model.Value, fits func(int, map[int]model.Value) bool) bool {
 	next := map[int]bool{}
 	for _, ed := range g.Edges {
-		if !cands[ed.From] || ed.Action != action || !fits(ed.To, cons) {
+		if !cands[ed.From] || ed.Action != action || !fits(ed.To, cons) || !refTakes(sp, g, ed, args) {
 			continue
 		}
 		from, to := g.States[ed.From], g.States[ed.To]
@@ -264,6 +298,34 @@ func genTrace[S comparable](t *rapid.T, sp *model.Spec[S], g *model.Graph[S]) []
 	var actions []string
 	for _, a := range sp.Actions {
 		actions = append(actions, a.Name)
+	}
+	// The argument lists of each parameterised action's edges, for right
+	// arguments, and all of them, for wrong ones.
+	argsOf := func(ed model.Edge) [][]model.Value {
+		a, _ := sp.Action(ed.Action)
+		if a.Args == nil {
+			return nil
+		}
+		return a.Args(g.States[ed.From], g.States[ed.To])
+	}
+	var allArgs [][]model.Value
+	for _, ed := range g.Edges {
+		allArgs = append(allArgs, argsOf(ed)...)
+	}
+	// args draws an event's arguments for a step of action along ed: none,
+	// the edge's (mostly), or any (wrong, mostly).
+	args := func(ed model.Edge, what string) []model.Value {
+		a, _ := sp.Action(ed.Action)
+		if a == nil || a.Args == nil || rapid.IntRange(0, 2).Draw(t, what+"-no-args") == 0 {
+			return nil
+		}
+		if right := argsOf(ed); len(right) > 0 && rapid.IntRange(0, 7).Draw(t, what+"-wrong-args") != 0 {
+			return rapid.SampledFrom(right).Draw(t, what+"-args")
+		}
+		if len(allArgs) == 0 {
+			return nil
+		}
+		return rapid.SampledFrom(allArgs).Draw(t, what+"-any-args")
 	}
 	// The values each variable takes somewhere, for wrong values.
 	domain := make([][]model.Value, len(sp.Vars))
@@ -333,16 +395,16 @@ func genTrace[S comparable](t *rapid.T, sp *model.Spec[S], g *model.Graph[S]) []
 						rest[i] = v
 					}
 				}
-				add(refEvent{action: ed.Action, part: "begin", vars: split})
+				add(refEvent{action: ed.Action, part: "begin", vars: split, args: args(ed, "begin")})
 				if rapid.IntRange(0, 9).Draw(t, "interject") == 0 {
 					add(refEvent{action: rapid.SampledFrom(actions).Draw(t, "interjected"), vars: map[int]model.Value{}})
 				}
 				if rapid.IntRange(0, 9).Draw(t, "open") == 0 {
 					break // ends inside the composite
 				}
-				add(refEvent{action: ed.Action, part: "end", vars: rest})
+				add(refEvent{action: ed.Action, part: "end", vars: rest, args: args(ed, "end")})
 			} else {
-				add(refEvent{action: ed.Action, vars: to})
+				add(refEvent{action: ed.Action, vars: to, args: args(ed, "step")})
 			}
 			cur = ed.To
 		}
@@ -416,3 +478,4 @@ func TestReferenceSessionMutant(t *testing.T) {
 	differential(t, session.Spec(session.Options{NoCompactionTeardown: true}))
 }
 func TestReferenceCounter(t *testing.T) { differential(t, counterSpec()) }
+func TestReferenceArgs(t *testing.T)    { differential(t, argSpec()) }

@@ -370,7 +370,15 @@ func (in *InstanceResult) appendLine(b []byte) []byte {
 // actions and values longer than maxShown bytes are clipped.
 func (d *Divergence) writeText(b *strings.Builder) {
 	ind := "    "
-	fmt.Fprintf(b, "%s%s: instance %s, seq %d, action %s: %s\n", ind, where(d.File, d.Doc, d.Line), clipID(d.Instance), d.Seq, clipID(d.Action), d.Reason)
+	action := clipID(d.Action)
+	if d.Args != nil {
+		args := make([]string, len(d.Args))
+		for i, a := range d.Args {
+			args[i] = clipValue(a)
+		}
+		action += "(" + strings.Join(args, ", ") + ")"
+	}
+	fmt.Fprintf(b, "%s%s: instance %s, seq %d, action %s: %s\n", ind, where(d.File, d.Doc, d.Line), clipID(d.Instance), d.Seq, action, d.Reason)
 	fmt.Fprintf(b, "%sevent: %s\n", ind, clipEvent(d.Event))
 	if len(d.Candidates) > 0 {
 		fmt.Fprintf(b, "%scandidate states before the event:\n", ind)

@@ -144,11 +144,17 @@ type transKey[S comparable] struct {
 	to   S
 }
 
-// transInfo is a transition of the spec: its identity and whether it
-// breaks an invariant or a property.
+// transInfo is a transition of the spec: its identity, whether it
+// breaks an invariant or a property, and, once asked for, the arguments
+// it is taken with.
 type transInfo struct {
 	id  int    // 0, 1, 2... in the order the transitions were first asked for
 	bad string // "invariant X" or "property Y", or ""
+	// args are the argument lists of the action's Args (asked for the
+	// first time an event with arguments meets the transition), valid
+	// once hasArgs is set.
+	args    [][]model.Value
+	hasArgs bool
 }
 
 // transition returns the transition from e's state under e's action to
@@ -158,6 +164,40 @@ func (q *specMemo[S]) transition(e *succEntry[S], j int) *transInfo {
 		e.trans[j] = q.trans.of(transKey[S]{e.key.s, e.key.act, e.next[j]})
 	}
 	return e.trans[j]
+}
+
+// argsOf returns the argument lists with which e's action steps from e's
+// state to its j-th successor (model.Action.Args), asked of the spec once
+// per transition. The action must have Args.
+func (q *specMemo[S]) argsOf(e *succEntry[S], j int) [][]model.Value {
+	ti := q.transition(e, j)
+	if !ti.hasArgs {
+		ti.args, ti.hasArgs = q.Actions[e.key.act].Args(e.key.s, e.next[j]), true
+	}
+	return ti.args
+}
+
+// fitsArgs reports whether args is one of lists.
+func fitsArgs(lists [][]model.Value, args []model.Value) bool {
+	for _, l := range lists {
+		if sameArgs(l, args) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameArgs reports whether two argument lists are equal.
+func sameArgs(a, b []model.Value) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !a[i].Equal(b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 func (q *specMemo[S]) newTransInfo(k transKey[S]) *transInfo {

@@ -17,8 +17,9 @@ with the candidate spec state(s) after it and the actions enabled there,
 then the verdict report (as tracecheck check prints it). Use it to read
 a trace the way the spec sees it, or to see the road to a divergence.
 --json writes NDJSON instead: one object a step ({"file", "line",
-"instance", "seq", "action", "part"?, "stutter"?, "states": [state],
-"enabled": [[action]]}), then one {"report": ...} as check --json has it.
+"instance", "seq", "action", "args"?: [text], "part"?, "stutter"?,
+"states": [state], "enabled": [[action]]}, each argument and state in
+TLA+ syntax), then one {"report": ...} as check --json has it.
 
 Exit codes are check's: 0 valid, 1 violation, 4 incomplete, 3 input
 error, 2 usage.`
@@ -50,10 +51,13 @@ func (a *app) runReplay(args []string, stdout, stderr io.Writer) int {
 			return
 		}
 		if *asJSON {
-			enc.Encode(jsonStep{st.Pos.File, st.Pos.Line, st.Instance, st.Seq, st.Action, st.Part, st.Stutter, st.States, st.Enabled})
+			enc.Encode(jsonStep{st.Pos.File, st.Pos.Line, st.Instance, st.Seq, st.Action, st.Args, st.Part, st.Stutter, st.States, st.Enabled})
 			return
 		}
 		what := st.Action
+		if st.Args != nil {
+			what += "(" + strings.Join(st.Args, ", ") + ")"
+		}
 		switch {
 		case st.Stutter:
 			what += " (stutter)"
@@ -96,6 +100,7 @@ type jsonStep struct {
 	Instance string     `json:"instance"`
 	Seq      uint64     `json:"seq"`
 	Action   string     `json:"action"`
+	Args     []string   `json:"args,omitempty"`
 	Part     string     `json:"part,omitempty"`
 	Stutter  bool       `json:"stutter,omitempty"`
 	States   []string   `json:"states"`

@@ -32,7 +32,11 @@
 // # Mapping TLC onto the model
 //
 // TLC's graph needs no mapping: a node label is the state, `style = filled`
-// marks an initial state, an edge label is the action. Program.tla models
+// marks an initial state, an edge label is the action, with its arguments
+// when it has parameters (`RMPrepare("r1")`: [ParseLabel], [FormatLabel];
+// [Spec] gives the graph's actions the arguments of their labels, and
+// [FromModelWithArgs] labels a transcription's graph with its actions'
+// Args, so that both compare with TLC's labels as written). Program.tla models
 // terminal stuttering as the explicit action Terminated, so its self-loops
 // are edges on both sides and neither side has declared stuttering.
 //
@@ -45,7 +49,9 @@
 //     reference created by `s = Session()`, is not a variable.
 //   - The first node of FizzBee's node file is its root, the state after
 //     Init: the one initial state.
-//   - The link "Session#0.RespStart" is the edge RespStart. FizzBee's
+//   - The link "Session#0.RespStart" is the edge RespStart. A link names
+//     the action alone (its labels field is empty in the retained dump), so
+//     a FizzBee graph's actions take no arguments. FizzBee's
 //     re-assignment `resp = 1` when a response is already active is a real
 //     self-loop on both sides (4 of the 36 edges).
 //   - FizzBee adds one link named "end" from each node without successors

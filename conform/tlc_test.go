@@ -187,11 +187,14 @@ func TestParseTLCOutputMalformed(t *testing.T) {
 }
 
 // FuzzParseTLCDot checks that ParseTLCDot never panics and that every
-// error it returns wraps ErrSyntax.
+// error it returns wraps ErrSyntax; and that a graph it reads, labels with
+// arguments included, makes a spec (Spec, ParseLabel) or an error that
+// says why, without panicking.
 func FuzzParseTLCDot(f *testing.F) {
 	f.Add(tinyDot)
 	f.Add(colorDot)
 	f.Add(tinyDot[:200])
+	f.Add(strings.NewReplacer(`label="Inc"`, `label="Inc(1, \"a\")"`, `label="Stay"`, `label="Stay(<<1, {2}>>)"`).Replace(tinyDot))
 	f.Fuzz(func(t *testing.T, in string) {
 		g, err := ParseTLCDot(strings.NewReader(in))
 		if err != nil && !errors.Is(err, ErrSyntax) {
@@ -201,6 +204,18 @@ func FuzzParseTLCDot(f *testing.F) {
 			for _, e := range g.Edges {
 				if e.From < 0 || e.From >= len(g.States) || e.To < 0 || e.To >= len(g.States) {
 					t.Fatalf("edge %v outside %d states", e, len(g.States))
+				}
+				if a, args, err := ParseLabel(e.Action); err == nil {
+					if b, again, err := ParseLabel(FormatLabel(a, args)); err != nil || b != a || len(again) != len(args) {
+						t.Fatalf("label %q: FormatLabel %q reads back as %q, %v, %v", e.Action, FormatLabel(a, args), b, again, err)
+					}
+				}
+			}
+			if sp, err := Spec(g, "fuzz"); err == nil {
+				for _, a := range sp.Actions {
+					if a.Args != nil && len(g.States) > 0 {
+						a.Args(0, 0)
+					}
 				}
 			}
 		}

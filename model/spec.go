@@ -45,6 +45,17 @@ type Action[S comparable] struct {
 	// Next calls emit with each successor of s. It is called only when Guard
 	// returns "".
 	Next func(s S, emit func(S))
+	// Args, if set, says that the action has parameters, as a TLA+ action
+	// RMPrepare(r) taken as \E r \in RM : RMPrepare(r): it returns the
+	// argument lists, each in the spec's parameter order, with which the
+	// action steps from s to t (t a successor Next emits from s; one list
+	// usually, several when several arguments lead from s to the same t,
+	// none for a t that Next does not emit). TLC labels the same step
+	// RMPrepare("r1") for the list [Str("r1")]. A trace event that gives
+	// its action's arguments is matched only by the steps taken with them;
+	// nil means the action takes no arguments, and an event that gives
+	// some is an input error.
+	Args func(s, t S) [][]Value
 }
 
 // Invariant is a predicate that must hold in every reachable state.

@@ -89,6 +89,9 @@ type Raw struct {
 	// Time and Detail are the raw JSON of the optional fields, or nil.
 	Time   []byte
 	Detail []byte
+	// Args is the raw JSON of the event's arguments, a non-empty array, or
+	// nil when the event has none (no "args", or "args": []).
+	Args []byte
 }
 
 // Event decodes r fully into an [Event] (state values as encoding/json
@@ -102,6 +105,11 @@ func (r *Raw) Event() (Event, error) {
 			return Event{}, &PosError{r.Pos, fmt.Errorf("%w: state.%s: %v", ErrField, Printable(string(m.Name)), err)}
 		}
 		e.State[string(m.Name)] = v
+	}
+	if r.Args != nil {
+		if err := r.eventArgs(&e); err != nil {
+			return Event{}, err
+		}
 	}
 	if r.Time != nil && string(r.Time) != "null" {
 		if err := json.Unmarshal(r.Time, &e.Time); err != nil {
@@ -318,10 +326,11 @@ const (
 	fStutter
 	fTime
 	fDetail
+	fArgs
 	fRequired = fV | fInstance | fSeq | fAction | fState
 )
 
-var fieldNames = []string{"v", "instance", "seq", "action", "state", "part", "stutter", "time", "detail"}
+var fieldNames = []string{"v", "instance", "seq", "action", "state", "part", "stutter", "time", "detail", "args"}
 
 func (d *Decoder) parse(line []byte) error {
 	s := &scanner{b: line}
@@ -330,7 +339,7 @@ func (d *Decoder) parse(line []byte) error {
 	// rest of the parse.
 	r.Pos.File, r.Pos.Line, r.Off, r.Line = d.name, d.line, d.off, line
 	r.V, r.Instance, r.Seq, r.Action, r.Part, r.Stutter = 0, nil, 0, nil, nil, false
-	r.State, r.Time, r.Detail = r.State[:0], nil, nil
+	r.State, r.Time, r.Detail, r.Args = r.State[:0], nil, nil, nil
 	d.scratch = d.scratch[:0]
 	s.ws()
 	if !s.eat('{') {
@@ -416,29 +425,9 @@ func (d *Decoder) parse(line []byte) error {
 			if err := d.state(s, line); err != nil {
 				return err
 			}
-		case fTime:
-			start := s.i
-			if err := s.value(0); err != nil {
+		case fTime, fDetail, fArgs:
+			if err := d.optional(bit, s, line); err != nil {
 				return err
-			}
-			r.Time = line[start:s.i]
-			if r.Time[0] != '"' && string(r.Time) != "null" {
-				return fmt.Errorf("%w: time is not a string", ErrField)
-			}
-			if r.Time[0] == '"' {
-				var t time.Time
-				if err := t.UnmarshalJSON(r.Time); err != nil {
-					return fmt.Errorf("%w: time is not RFC 3339: %s", ErrField, r.Time)
-				}
-			}
-		case fDetail:
-			start := s.i
-			if err := s.value(0); err != nil {
-				return err
-			}
-			r.Detail = line[start:s.i]
-			if r.Detail[0] != '{' && string(r.Detail) != "null" {
-				return fmt.Errorf("%w: detail is not an object", ErrField)
 			}
 		}
 		s.ws()
@@ -457,10 +446,18 @@ func (d *Decoder) parse(line []byte) error {
 	if seen&fRequired != fRequired {
 		return missing(seen)
 	}
-	if r.Stutter && r.Part != nil {
-		return fmt.Errorf("%w: a stutter event cannot be part of a composite step", ErrField)
+	if r.Stutter && (r.Part != nil || r.Args != nil) {
+		return stutterWith(r)
 	}
 	return nil
+}
+
+// stutterWith is the error for a stutter event with a part or arguments.
+func stutterWith(r *Raw) error {
+	if r.Part != nil {
+		return fmt.Errorf("%w: a stutter event cannot be part of a composite step", ErrField)
+	}
+	return fmt.Errorf("%w: a stutter event takes no arguments", ErrField)
 }
 
 func fieldBit(key []byte) int {
@@ -483,6 +480,8 @@ func fieldBit(key []byte) int {
 		return fTime
 	case "detail":
 		return fDetail
+	case "args":
+		return fArgs
 	}
 	return 0
 }
@@ -914,4 +913,53 @@ func ParseEvent(line []byte, pos Pos) (*Raw, error) {
 		return nil, &PosError{pos, err}
 	}
 	return &d.raw, nil
+}
+
+// eventArgs decodes r's arguments into e.Args.
+func (r *Raw) eventArgs(e *Event) error {
+	a, err := DecodeValue(r.Args)
+	if err != nil {
+		return &PosError{r.Pos, fmt.Errorf("%w: args: %v", ErrField, err)}
+	}
+	e.Args, _ = a.([]any) // the decoder let only an array through
+	return nil
+}
+
+// optional scans one of the optional fields few events carry, bit:
+// "time" (an RFC 3339 string or null), "detail" (an object or null) or
+// "args" (an array, kept only when it is not empty). It is out of parse's
+// way: the code every event runs stays small.
+func (d *Decoder) optional(bit int, s *scanner, line []byte) error {
+	r := &d.raw
+	start := s.i
+	if err := s.value(0); err != nil {
+		return err
+	}
+	raw := line[start:s.i]
+	switch bit {
+	case fTime:
+		r.Time = raw
+		if raw[0] != '"' && string(raw) != "null" {
+			return fmt.Errorf("%w: time is not a string", ErrField)
+		}
+		if raw[0] == '"' {
+			var t time.Time
+			if err := t.UnmarshalJSON(raw); err != nil {
+				return fmt.Errorf("%w: time is not RFC 3339: %s", ErrField, raw)
+			}
+		}
+	case fDetail:
+		r.Detail = raw
+		if raw[0] != '{' && string(raw) != "null" {
+			return fmt.Errorf("%w: detail is not an object", ErrField)
+		}
+	case fArgs:
+		if raw[0] != '[' {
+			return fmt.Errorf("%w: args is not an array: %s", ErrField, clip(raw))
+		}
+		if len(bytes.TrimSpace(raw[1:len(raw)-1])) > 0 {
+			r.Args = raw
+		}
+	}
+	return nil
 }

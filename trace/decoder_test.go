@@ -249,7 +249,8 @@ func TestWriterRoundTrip(t *testing.T) {
 }
 
 func FuzzDecoder(f *testing.F) {
-	for _, s := range []string{okLine + "\n", "", "\n", "{", `{"v":1}` + "\n", "\x00\xff", okLine, `{"v":1,"instance":"a\u0041","seq":1,"action":"x","state":{"a":[1,{"#map":[[1,2]]}]},"detail":{}}` + "\n"} {
+	for _, s := range []string{okLine + "\n", "", "\n", "{", `{"v":1}` + "\n", "\x00\xff", okLine, `{"v":1,"instance":"a\u0041","seq":1,"action":"x","state":{"a":[1,{"#map":[[1,2]]}]},"detail":{}}` + "\n",
+		`{"v":1,"instance":"a","seq":1,"action":"x","args":["r1",[2],{"#set":[]}],"state":{}}` + "\n" + `{"args":[ ],"v":1,"instance":"a","seq":2,"action":"x","state":{}}` + "\n"} {
 		f.Add([]byte(s))
 	}
 	for _, p := range corpusFiles(f) {

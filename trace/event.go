@@ -42,6 +42,13 @@ type Event struct {
 	// Action is the spec action taken, [InitAction] for the first event, or
 	// an implementation-internal name when Stutter is set.
 	Action string `json:"action"`
+	// Args are the action's arguments, in the spec's parameter order, each
+	// a value in the encoding of State's values (optional): an event that
+	// names a parameterised action with its arguments is matched only by
+	// the steps taken with them, as TLC labels them (RMPrepare("r1") is
+	// Action "RMPrepare", Args ["r1"]). Nil or empty: the action alone,
+	// any of its steps. A stutter event takes none.
+	Args []any `json:"args,omitempty"`
 	// State holds the spec variables after the step, in full or in part.
 	// Values are JSON scalars, arrays (sequences) or ITF-style objects
 	// ({"#set": [...]}, {"#map": [[k, v], ...]}, {"#tup": [...]},

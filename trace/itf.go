@@ -182,7 +182,7 @@ func sniffITF(data []byte) (itf, decided bool) {
 		switch tok {
 		case "states", "vars", "#meta", "params", "loop":
 			return true, true
-		case "v", "instance", "seq", "action", "state", "part", "stutter", "time", "detail":
+		case "v", "instance", "seq", "action", "args", "state", "part", "stutter", "time", "detail":
 			return false, true
 		case json.Delim('}'):
 			return false, true
@@ -367,7 +367,7 @@ func ParseBigint(s string) (*big.Int, bool) {
 // "mbt::actionTaken"; a later state without one is an error wrapping
 // [ErrITFNoAction]. "mbt::nondetPicks" goes to the event's Detail under the
 // same key. A state's "#meta" supplies seq (else its position), part,
-// stutter, time and detail when tracecheck wrote them. Values are kept in
+// stutter, time, detail and args when tracecheck wrote them. Values are kept in
 // their ITF encodings, which are those of the trace format; see
 // docs/itf.md.
 func ReadITF(r io.Reader, instance string) ([]Event, error) {
@@ -485,6 +485,20 @@ func applyStateMeta(e *Event, meta map[string]any) error {
 		}
 		e.Detail = d
 	}
+	if v, ok := meta["args"]; ok {
+		a, ok := v.([]any)
+		if !ok {
+			return fmt.Errorf("#meta args is %T, want an array", v)
+		}
+		for i, x := range a {
+			if err := CheckITFValue(x); err != nil {
+				return fmt.Errorf("#meta args[%d]: %w", i, err)
+			}
+		}
+		if len(a) > 0 {
+			e.Args = a
+		}
+	}
 	return nil
 }
 
@@ -517,7 +531,7 @@ func metaUint(v any) (uint64, error) {
 // "mbt::actionTaken", and the variables its event carries — an event with a
 // partial state gives a partial ITF state, which strict ITF readers refuse;
 // tracecheck reads it back as the same partial state. The event's seq,
-// part, stutter, time and detail go to the state's "#meta". Values are
+// part, stutter, time, detail and args go to the state's "#meta". Values are
 // copied as they are, except that plain integers beyond ±(2^53-1) are
 // written as {"#bigint": "..."}, as ADR-015 asks.
 func EventsToITF(events []Event) (*ITF, error) {
@@ -549,6 +563,9 @@ func EventsToITF(events []Event) (*ITF, error) {
 		}
 		if !e.Time.IsZero() {
 			meta["time"] = e.Time.Format(time.RFC3339Nano)
+		}
+		if len(e.Args) > 0 {
+			meta["args"] = toITFValue(e.Args)
 		}
 		action := e.Action
 		var detail map[string]any

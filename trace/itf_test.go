@@ -106,6 +106,8 @@ func TestReadITFErrors(t *testing.T) {
 		{"seq negative", state(`{"#meta":{"seq":-1},"x":1}`), ErrITF},
 		{"bad time", state(`{"#meta":{"time":"yesterday"},"x":1}`), ErrITF},
 		{"bad detail", state(`{"#meta":{"detail":[]},"x":1}`), ErrITF},
+		{"args not an array", state(`{"#meta":{"args":{"r":1}},"x":1}`), ErrITF},
+		{"args with a bad value", state(`{"#meta":{"args":["r1",1.5]},"x":1}`), ErrITFValue},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			events, err := ReadITF(strings.NewReader(c.doc), "i")
@@ -128,7 +130,8 @@ func TestReadITFInstance(t *testing.T) {
 	}
 }
 
-// sampleEvents has every event field and every value kind.
+// sampleEvents has every event field and every value kind, arguments
+// included.
 func sampleEvents() []Event {
 	at := time.Date(2026, 11, 29, 15, 0, 0, 123456789, time.UTC)
 	return []Event{
@@ -146,6 +149,9 @@ func sampleEvents() []Event {
 		{V: 1, Instance: "run-7", Seq: 4, Action: "fsync", Stutter: true, State: map[string]any{}},
 		{V: 1, Instance: "run-7", Seq: 9, Action: "Teardown", Part: PartBegin, State: map[string]any{"conn": json.Number("1")}},
 		{V: 1, Instance: "run-7", Seq: 10, Action: "Teardown", Part: PartEnd, State: map[string]any{"vad": json.Number("2")}},
+		{V: 1, Instance: "run-7", Seq: 11, Action: "RMPrepare", Args: []any{"r1", json.Number("2"), map[string]any{"#set": []any{true}},
+			[]any{"a", map[string]any{"#bigint": "-99999999999999999999"}}, map[string]any{"f": map[string]any{"#tup": []any{}}}},
+			Part: PartBegin, State: map[string]any{}},
 	}
 }
 

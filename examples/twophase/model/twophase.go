@@ -79,8 +79,10 @@ func Valuation(s State) []model.Value {
 }
 
 // perRM builds a parameterised action, \E r \in RM : A(r): enabled when
-// A(r) is for some r, its successors those of every r. guard returns "" when
-// A(r) is enabled, else the conjunct that fails.
+// A(r) is for some r, its successors those of every r, and its arguments
+// from s to t the r (as TLC labels the step A("r1")) whose A(r) leads from
+// s to t. guard returns "" when A(r) is enabled, else the conjunct that
+// fails.
 func perRM(name string, guard func(s State, i int) string, next func(s State, i int) State) model.Action[State] {
 	return model.Action[State]{
 		Name: name,
@@ -101,6 +103,15 @@ func perRM(name string, guard func(s State, i int) string, next func(s State, i 
 					emit(next(s, i))
 				}
 			}
+		},
+		Args: func(s, t State) [][]model.Value {
+			var out [][]model.Value
+			for i := range N {
+				if guard(s, i) == "" && next(s, i) == t {
+					out = append(out, []model.Value{model.Str(RMs[i])})
+				}
+			}
+			return out
 		},
 	}
 }

@@ -62,8 +62,11 @@ type tx struct {
 	msgs       map[message]bool
 }
 
-// step applies change and emits its event, read from the state it left.
-func (t *tx) step(action string, change func()) {
+// step applies change and emits its event, read from the state it left:
+// the action, with the resource manager it is taken for (who >= 0; -1 for
+// the TM's own actions) as its argument, as TLC labels the step
+// (RMPrepare("r1")).
+func (t *tx) step(action string, who int, change func()) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	change()
@@ -88,7 +91,11 @@ func (t *tx) step(action string, change func()) {
 			msgs = append(msgs, map[string]any{"type": m.kind})
 		}
 	}
-	_ = t.sink.Emit(trace.Event{Instance: t.id, Seq: t.seq, Action: action, State: map[string]any{
+	var args []any
+	if who >= 0 {
+		args = []any{RMs[who]}
+	}
+	_ = t.sink.Emit(trace.Event{Instance: t.id, Seq: t.seq, Action: action, Args: args, State: map[string]any{
 		"rmState": rm, "tmState": t.tmState,
 		"tmPrepared": map[string]any{"#set": prepared}, "msgs": map[string]any{"#set": msgs},
 	}})
@@ -106,7 +113,7 @@ func Run(ctx context.Context, cfg Config) Outcome {
 	for i := range t.rmState {
 		t.rmState[i] = "working"
 	}
-	t.step("Init", func() {})
+	t.step("Init", -1, func() {})
 
 	toTM := make(chan int, len(RMs))           // Prepared messages
 	decisions := make([]chan string, len(RMs)) // the TM's decision, to each RM
@@ -118,9 +125,9 @@ func Run(ctx context.Context, cfg Config) Outcome {
 		go func() { // RM i
 			defer wg.Done()
 			if rng.Float64() < cfg.AbortChance {
-				t.step("RMChooseToAbort", func() { t.rmState[i] = "aborted" })
+				t.step("RMChooseToAbort", i, func() { t.rmState[i] = "aborted" })
 			} else {
-				t.step("RMPrepare", func() {
+				t.step("RMPrepare", i, func() {
 					t.rmState[i] = "prepared"
 					t.msgs[message{"Prepared", i}] = true
 				})
@@ -128,9 +135,9 @@ func Run(ctx context.Context, cfg Config) Outcome {
 			}
 			switch <-decisions[i] {
 			case "Commit":
-				t.step("RMRcvCommitMsg", func() { t.rmState[i] = "committed" })
+				t.step("RMRcvCommitMsg", i, func() { t.rmState[i] = "committed" })
 			case "Abort":
-				t.step("RMRcvAbortMsg", func() { t.rmState[i] = "aborted" })
+				t.step("RMRcvAbortMsg", i, func() { t.rmState[i] = "aborted" })
 			}
 		}()
 	}
@@ -144,7 +151,7 @@ wait:
 	for prepared < len(RMs) {
 		select {
 		case i := <-toTM:
-			t.step("TMRcvPrepared", func() { t.tmPrepared[RMs[i]] = true })
+			t.step("TMRcvPrepared", i, func() { t.tmPrepared[RMs[i]] = true })
 			prepared++
 		case <-timer.C:
 			break wait
@@ -154,12 +161,12 @@ wait:
 	}
 	if prepared == len(RMs) {
 		decision = "Commit"
-		t.step("TMCommit", func() {
+		t.step("TMCommit", -1, func() {
 			t.tmState = "committed"
 			t.msgs[message{kind: "Commit"}] = true
 		})
 	} else {
-		t.step("TMAbort", func() {
+		t.step("TMAbort", -1, func() {
 			t.tmState = "aborted"
 			t.msgs[message{kind: "Abort"}] = true
 		})

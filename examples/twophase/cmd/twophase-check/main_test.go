@@ -24,6 +24,12 @@ func TestBinary(t *testing.T) {
 		{[]string{"check", "../../testdata/commit-early-bad.ndjson"}, 1, "guard tmPrepared = RM is false"},
 		{[]string{"check", "--graph", "../../formal/tlc/states.dot", "../../testdata/commit-ok.ndjson"}, 0, "VALID (model graph:states.dot"},
 		{[]string{"check", "--graph", "../../formal/tlc/states.dot", "../../testdata/commit-early-bad.ndjson"}, 1, "no TMCommit edge leaves this state in the TLC graph"},
+		{[]string{"check", "../../testdata/commit-args-ok.ndjson"}, 0, "VALID (model twophase"},
+		{[]string{"check", "../../testdata/prepare-wrong-args-bad.ndjson"}, 1, `action RMPrepare("r2"): no RMPrepare("r2") successor has the event's state, the successor after RMPrepare("r1") has it`},
+		{[]string{"check", "--graph", "../../formal/tlc/states.dot", "../../testdata/commit-args-ok.ndjson"}, 0, "VALID (model graph:states.dot"},
+		{[]string{"check", "--graph", "../../formal/tlc/states.dot", "../../testdata/prepare-wrong-args-bad.ndjson"}, 1, `action RMPrepare("r2"): no RMPrepare("r2") successor has the event's state, the successor after RMPrepare("r1") has it`},
+		{[]string{"replay", "../../testdata/commit-args-ok.ndjson"}, 0, `t3  seq 2  RMPrepare("r3")`},
+		{[]string{"replay", "--json", "../../testdata/commit-args-ok.ndjson"}, 0, `"seq":2,"action":"RMPrepare","args":["\"r3\""],"states"`},
 	} {
 		out, err := exec.Command(bin, c.args...).CombinedOutput()
 		code := 0

@@ -91,7 +91,7 @@ sys.path.insert(0, ".")
 from tracecheck_trace import TraceWriter
 with TraceWriter(sys.argv[1], spec="demo", spec_sha256="ab" * 32, emitter="test") as w:
     w.emit("i", "Init", {"s": {3, 1, 2}, "t": (1, "a"), "big": 1 << 70, "seq": [1, 2], "rec": {"a": True}, "u": "é"})
-    w.emit("i", "Step", {"x": 1}, detail={"why": "because"})
+    w.emit("i", "Step", {"x": 1}, detail={"why": "because"}, args=["r1", {2, 1}])
     w.emit("i", "Tick", {}, stutter=True)
     for bad in (1.5, None):
         try:
@@ -102,13 +102,17 @@ with TraceWriter(sys.argv[1], spec="demo", spec_sha256="ab" * 32, emitter="test"
         w.emit("i", "Both", {}, stutter=True, part="begin")
     except ValueError:
         print("refused stutter part")
+    try:
+        w.emit("i", "Tick", {}, stutter=True, args=["x"])
+    except ValueError:
+        print("refused stutter args")
 `
 	cmd := exec.Command(python(t), "-I", "-c", prog, out)
 	b, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v\n%s", err, b)
 	}
-	if got := string(b); got != "refused float\nrefused NoneType\nrefused stutter part\n" {
+	if got := string(b); got != "refused float\nrefused NoneType\nrefused stutter part\nrefused stutter args\n" {
 		t.Errorf("python printed %q", got)
 	}
 	f, err := os.Open(out)
@@ -132,12 +136,12 @@ with TraceWriter(sys.argv[1], spec="demo", spec_sha256="ab" * 32, emitter="test"
 	if !ok || h.Spec != "demo" || h.SpecSHA256 != strings.Repeat("ab", 32) || h.Emitter != "test" {
 		t.Fatalf("header %+v %v", h, ok)
 	}
-	if len(events) != 3 || events[0].Seq != 0 || events[1].Seq != 1 || events[2].Seq != 2 || !events[2].Stutter {
+	if len(events) != 3 || events[0].Seq != 0 || events[1].Seq != 1 || events[2].Seq != 2 || !events[2].Stutter || len(events[1].Args) != 2 {
 		t.Fatalf("events %+v", events)
 	}
 	raw, _ := os.ReadFile(out)
 	for _, want := range []string{`"s":{"#set":[1,2,3]}`, `"t":{"#tup":[1,"a"]}`, `"big":{"#bigint":"1180591620717411303424"}`,
-		`"seq":[1,2]`, `"rec":{"a":true}`, `"u":"é"`, `"detail":{"why":"because"}`} {
+		`"seq":[1,2]`, `"rec":{"a":true}`, `"u":"é"`, `"detail":{"why":"because"}`, `"action":"Step","args":["r1",{"#set":[1,2]}]`} {
 		if !strings.Contains(string(raw), want) {
 			t.Errorf("trace lacks %s:\n%s", want, raw)
 		}

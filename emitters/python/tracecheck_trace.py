@@ -76,17 +76,26 @@ class TraceWriter:
             with self._lock:
                 self._write(header)
 
-    def emit(self, instance, action, state, seq=None, part=None, stutter=False, detail=None, time=None):
-        """Write one event: instance's step by action to state (variables after the step)."""
+    def emit(self, instance, action, state, seq=None, part=None, stutter=False, detail=None, time=None, args=None):
+        """Write one event: instance's step by action to state (variables after the step).
+
+        args, for a parameterised action, lists its arguments in the spec's
+        parameter order (RMPrepare("r1") is action="RMPrepare", args=["r1"]).
+        """
         if not instance or not action:
             raise ValueError("an event needs an instance and an action")
         if stutter and part:
             raise ValueError("a stutter event cannot be part of a composite step")
+        if args is not None and (stutter or action == "Init"):
+            raise ValueError("Init and stutter events take no arguments")
         with self._lock:
             if seq is None:
                 seq = self._seq.get(instance, -1) + 1
             self._seq[instance] = seq
-            e = {"v": 1, "instance": instance, "seq": seq, "action": action, "state": _value(dict(state))}
+            e = {"v": 1, "instance": instance, "seq": seq, "action": action}
+            if args:
+                e["args"] = [_value(a) for a in args]
+            e["state"] = _value(dict(state))
             if part:
                 e["part"] = part
             if stutter:

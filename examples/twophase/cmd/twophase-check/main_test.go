@@ -30,6 +30,7 @@ func TestBinary(t *testing.T) {
 		{[]string{"check", "--graph", "../../formal/tlc/states.dot", "../../testdata/prepare-wrong-args-bad.ndjson"}, 1, `action RMPrepare("r2"): no RMPrepare("r2") successor has the event's state, the successor after RMPrepare("r1") has it`},
 		{[]string{"replay", "../../testdata/commit-args-ok.ndjson"}, 0, `t3  seq 2  RMPrepare("r3")`},
 		{[]string{"replay", "--json", "../../testdata/commit-args-ok.ndjson"}, 0, `"seq":2,"action":"RMPrepare","args":["\"r3\""],"states"`},
+		{[]string{"mutate", "--root", "../.."}, 0, "1 mutants: 1 killed, 0 survived"},
 	} {
 		out, err := exec.Command(bin, c.args...).CombinedOutput()
 		code := 0

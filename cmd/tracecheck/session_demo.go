@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sync"
-	"sync/atomic"
 
 	"github.com/tracecheck/tracecheck/check"
 	"github.com/tracecheck/tracecheck/cli"
@@ -115,7 +113,7 @@ func runSessionDemo(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tracecheck session-demo: %v\n", err)
 		return exitInput
 	}
-	sink := &demoSink{w: w}
+	sink := trace.NewCutoff(w)
 	tee, closeNATS, err := sessionDemoNATS(*natsURL, sink, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "tracecheck session-demo: %v\n", err)
@@ -140,7 +138,7 @@ func runSessionDemo(args []string, stdout, stderr io.Writer) int {
 	// its teardown abandoned, stuck past the join timeout) can still emit.
 	// Its events are dropped, and counted below, so that the trace read
 	// from buf is final.
-	sink.close()
+	sink.Cut()
 	closeNATS()
 	if *out == "-" {
 		stdout.Write(buf.Bytes())
@@ -173,7 +171,7 @@ func runSessionDemo(args []string, stdout, stderr io.Writer) int {
 	if cov, err := check.CoverageOf(context.Background(), sessioncheck.Spec(false), crep); err == nil {
 		fmt.Fprintf(summary, "coverage of spec/session.fizz: exercised %d/%d transitions\n", cov.Exercised, cov.Total)
 	}
-	if n := sink.lateEvents(); n > 0 {
+	if n := sink.Late(); n > 0 {
 		fmt.Fprintf(summary, "%d event(s) emitted after their session closed, by goroutines that outlived it, were dropped\n", n)
 	}
 	for _, in := range crep.Instances {
@@ -202,32 +200,3 @@ func writeMixFigures(w io.Writer, rep session.DemoReport, seed int64) {
 	fmt.Fprintf(w, "audio chunks received after their response was canceled or preempted: %d; sent by a TTS pipeline whose response was already canceled: %d (seed 001's known defect, not fixed)\n",
 		rep.LateAudio, rep.SentAfterCancel)
 }
-
-// demoSink passes events to w until closed, then drops and counts them.
-// Events are encoded outside its lock (w serializes only the write), so
-// that thousands of sessions emitting at once do not queue behind one
-// another's JSON encoding.
-type demoSink struct {
-	mu     sync.RWMutex // held shared by Emit, exclusively by close
-	w      *trace.Writer
-	closed bool
-	late   atomic.Int64
-}
-
-func (d *demoSink) Emit(e trace.Event) error {
-	d.mu.RLock()
-	defer d.mu.RUnlock()
-	if d.closed {
-		d.late.Add(1)
-		return nil
-	}
-	return d.w.Emit(e)
-}
-
-func (d *demoSink) close() {
-	d.mu.Lock()
-	d.closed = true
-	d.mu.Unlock()
-}
-
-func (d *demoSink) lateEvents() int { return int(d.late.Load()) }

@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -49,13 +48,14 @@ func sessionsStage(ctx context.Context, r *run, s *stage) error {
 	}
 	defer f.Close()
 	bw := bufio.NewWriterSize(f, 1<<16)
-	sink := &lockedSink{w: trace.NewWriter(bw)}
+	w := trace.NewWriter(bw)
+	sink := trace.NewCutoff(w)
 	h, _ := spec.SHA256(spec.SessionFiles...)
-	if err := sink.w.WriteHeader(trace.Header{Spec: bundled.Session().Name, SpecSHA256: h, Emitter: "tracecheck verify (impl/session)"}); err != nil {
+	if err := w.WriteHeader(trace.Header{Spec: bundled.Session().Name, SpecSHA256: h, Emitter: "tracecheck verify (impl/session)"}); err != nil {
 		return err
 	}
 	rep, err := session.RunDemo(ctx, session.DemoConfig{Sessions: n, Speed: 50, Seed: r.seed, Sink: sink})
-	late := sink.close()
+	late := sink.Cut()
 	failed := 0
 	for _, e := range rep.Errs {
 		if e != nil {
@@ -341,34 +341,6 @@ func linearStage(r *run, s *stage, opsEach int) error {
 	}
 	r.addTrace("session", path, false)
 	return nil
-}
-
-// lockedSink writes events from many goroutines to one trace until closed,
-// then counts (and drops) what arrives late. Events are encoded outside
-// its lock (the Writer serializes only the write), so that thousands of
-// sessions emitting at once do not queue behind one another's encoding.
-type lockedSink struct {
-	mu     sync.RWMutex // held shared by Emit, exclusively by close
-	w      *trace.Writer
-	closed bool
-	late   atomic.Int64
-}
-
-func (l *lockedSink) Emit(e trace.Event) error {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	if l.closed {
-		l.late.Add(1)
-		return fmt.Errorf("emit after close")
-	}
-	return l.w.Emit(e)
-}
-
-func (l *lockedSink) close() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.closed = true
-	return int(l.late.Load())
 }
 
 // firstLines returns s's first n lines.

@@ -116,16 +116,39 @@ func FizzGraph(r *conform.Report) (*conform.Graph, error) {
 	return conform.ParseFizzGraph(nodes, links)
 }
 
-func tlcProgram(r *conform.Report) (string, error) {
-	var e errs
-	if r.Manifest.Tool != "TLC" || r.Manifest.ExitCode != 0 {
-		e.add("manifest: tool %q exit %d, want TLC exit 0", r.Manifest.Tool, r.Manifest.ExitCode)
+// tlcOutput checks the report's manifest (TLC; exit 0 when failing is
+// false, non-zero when it is true) and parses TLC's stdout.
+func tlcOutput(r *conform.Report, e *errs, failing bool) (*conform.TLCReport, error) {
+	if r.Manifest.Tool != "TLC" || (r.Manifest.ExitCode != 0) != failing {
+		want := "exit 0"
+		if failing {
+			want = "failing"
+		}
+		e.add("manifest: tool %q exit %d, want TLC %s", r.Manifest.Tool, r.Manifest.ExitCode, want)
 	}
 	b, err := read(r, "stdout.txt")
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	out, err := conform.ParseTLCOutput(bytes.NewReader(b))
+	return conform.ParseTLCOutput(bytes.NewReader(b))
+}
+
+// fizzOutput checks the report's manifest (FizzBee, exit 0: it exits 0 on
+// FAILED too) and parses FizzBee's stdout.
+func fizzOutput(r *conform.Report, e *errs) (*conform.FizzReport, error) {
+	if r.Manifest.Tool != "FizzBee" || r.Manifest.ExitCode != 0 {
+		e.add("manifest: tool %q exit %d, want FizzBee exit 0", r.Manifest.Tool, r.Manifest.ExitCode)
+	}
+	b, err := read(r, "stdout.txt")
+	if err != nil {
+		return nil, err
+	}
+	return conform.ParseFizzOutput(bytes.NewReader(b))
+}
+
+func tlcProgram(r *conform.Report) (string, error) {
+	var e errs
+	out, err := tlcOutput(r, &e, false)
 	if err != nil {
 		return "", err
 	}
@@ -164,14 +187,7 @@ func tlcProgram(r *conform.Report) (string, error) {
 
 func fizzSession(r *conform.Report) (string, error) {
 	var e errs
-	if r.Manifest.Tool != "FizzBee" || r.Manifest.ExitCode != 0 {
-		e.add("manifest: tool %q exit %d, want FizzBee exit 0", r.Manifest.Tool, r.Manifest.ExitCode)
-	}
-	b, err := read(r, "stdout.txt")
-	if err != nil {
-		return "", err
-	}
-	out, err := conform.ParseFizzOutput(bytes.NewReader(b))
+	out, err := fizzOutput(r, &e)
 	if err != nil {
 		return "", err
 	}
@@ -220,14 +236,7 @@ func fizzSession(r *conform.Report) (string, error) {
 func fizzMutant(opt session.Options, trace ...string) func(*conform.Report) (string, error) {
 	return func(r *conform.Report) (string, error) {
 		var e errs
-		if r.Manifest.Tool != "FizzBee" || r.Manifest.ExitCode != 0 {
-			e.add("manifest: tool %q exit %d, want FizzBee exit 0 (it exits 0 on FAILED)", r.Manifest.Tool, r.Manifest.ExitCode)
-		}
-		b, err := read(r, "stdout.txt")
-		if err != nil {
-			return "", err
-		}
-		out, err := conform.ParseFizzOutput(bytes.NewReader(b))
+		out, err := fizzOutput(r, &e)
 		if err != nil {
 			return "", err
 		}
@@ -282,14 +291,7 @@ func fizzMutant(opt session.Options, trace ...string) func(*conform.Report) (str
 func tlcMutant(m program.Mutant) func(*conform.Report) (string, error) {
 	return func(r *conform.Report) (string, error) {
 		var e errs
-		if r.Manifest.Tool != "TLC" || r.Manifest.ExitCode == 0 {
-			e.add("manifest: tool %q exit %d, want TLC failing", r.Manifest.Tool, r.Manifest.ExitCode)
-		}
-		b, err := read(r, "stdout.txt")
-		if err != nil {
-			return "", err
-		}
-		out, err := conform.ParseTLCOutput(bytes.NewReader(b))
+		out, err := tlcOutput(r, &e, true)
 		if err != nil {
 			return "", err
 		}

@@ -320,7 +320,7 @@ func NewFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: tracecheck %s %s\n\nFlags:\n", name, strings.TrimSpace(synopsis))
-		fs.PrintDefaults()
+		printFlags(fs, stderr)
 	}
 	return fs
 }

@@ -39,7 +39,7 @@ func init() {
 
 func runInspect(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("inspect", inspectSynopsis, stderr)
-	asJSON := fs.Bool("json", false, "print the inspection as JSON")
+	asJSON := fs.Bool("json", false, cli.UsageJSON)
 	pos, code := parseArgs(fs, args)
 	if code >= 0 {
 		return code

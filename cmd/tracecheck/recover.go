@@ -44,7 +44,7 @@ func runRecover(args []string, stdout, stderr io.Writer) int {
 	publishDir := fs.String("publish-dir", "", "the publish directory (required)")
 	journal := fs.String("journal", "", "recover only the run of this journal")
 	stagingRoot := fs.String("staging-root", "", "a staging root the runs used (run --staging-root): remove their leftovers there too")
-	asJSON := fs.Bool("json", false, "print the reports as JSON")
+	asJSON := fs.Bool("json", false, cli.UsageJSON)
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}

@@ -73,7 +73,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	stagingRoot := fs.String("staging-root", "", "where staging directories live (default DIR/.tracecheck/staging; must be DIR's filesystem)")
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	wholeSHA := fs.Bool("whole-sha256", false, "also record each large file's whole-file sha256 (as sha256sum prints it) besides its 16 MiB block hashes; costs a second hash pass at staging")
-	traceNATS := fs.String("trace-nats", "", "also publish the journal's events to NATS JetStream at `URL`, for tracecheck monitor (the journal stays the record)")
+	traceNATS := fs.String("trace-nats", "", cli.UsageTraceNATS)
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}

@@ -2,8 +2,6 @@ package gate
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,8 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -129,15 +125,15 @@ func publisherRun(ctx context.Context, r *run, s *stage, opt pubOptions) error {
 		results = append(results, res)
 		jobs = append(jobs, func() { pe.runCase(ctx, c, res) })
 	}
-	var hostile []*hostileCase
+	var hostile []pubcheck.HostileProgram
 	if !opt.inProcessOnly {
-		hostile = hostileCases()
+		hostile = pubcheck.HostilePrograms()
 		cli, err := pe.cliCheck(ctx)
 		if err != nil {
 			return fmt.Errorf("publisher: %w", err)
 		}
 		for _, c := range hostile {
-			res := &pubResult{name: "hostile " + c.id + " " + c.name, kind: "hostile"}
+			res := &pubResult{name: "hostile " + c.ID + " " + c.Name, kind: "hostile"}
 			results = append(results, res)
 			jobs = append(jobs, func() { pe.runHostile(ctx, cli, c, res) })
 		}
@@ -322,100 +318,6 @@ func killPids(pids []int) {
 	for _, pid := range pids {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
-}
-
-// treeSnapshot describes every entry under root except the names in skip
-// (relative to root): path, mode, size, mtime, SHA-256 of a regular file,
-// target of a symlink. Nothing is followed.
-func treeSnapshot(root string, skip ...string) (map[string]string, error) {
-	out := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		if slices.Contains(skip, rel) {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		line := fmt.Sprintf("mode=%v size=%d mtime=%d", fi.Mode(), fi.Size(), fi.ModTime().UnixNano())
-		switch {
-		case fi.Mode().IsRegular():
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			sum := sha256.Sum256(b)
-			line += " sha256=" + hex.EncodeToString(sum[:])
-		case fi.Mode()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			line += " -> " + target
-		}
-		out[rel] = line
-		return nil
-	})
-	return out, err
-}
-
-// snapshotDiff returns the differences between two snapshots ("" if none).
-func snapshotDiff(before, after map[string]string) string {
-	var keys []string
-	for k := range before {
-		keys = append(keys, k)
-	}
-	for k := range after {
-		if _, ok := before[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	var diffs []string
-	for _, k := range keys {
-		a, inA := before[k]
-		b, inB := after[k]
-		switch {
-		case !inA:
-			diffs = append(diffs, fmt.Sprintf("created %q (%s)", k, b))
-		case !inB:
-			diffs = append(diffs, fmt.Sprintf("removed %q", k))
-		case a != b:
-			diffs = append(diffs, fmt.Sprintf("changed %q: %s => %s", k, a, b))
-		}
-	}
-	if len(diffs) > 3 {
-		diffs = append(diffs[:3], fmt.Sprintf("and %d more", len(diffs)-3))
-	}
-	return strings.Join(diffs, "; ")
-}
-
-// writeSentinel writes a small tree at dir, outside the publish directory,
-// that no run may change.
-func writeSentinel(dir string) error {
-	files := map[string]string{
-		"a.txt":       "sentinel a: must never change\n",
-		"sub/c.txt":   "sentinel c\n",
-		"target.txt":  "link target: must never change\n",
-		"passed.json": `{"passed": true}` + "\n",
-	}
-	for name, body := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // journalVerdict checks a journal against model/program, registers it for

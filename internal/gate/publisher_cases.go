@@ -350,11 +350,11 @@ func (pe *pubEnv) runCase(ctx context.Context, c *pubCase, res *pubResult) {
 		res.fail("%v", err)
 		return
 	}
-	if err := writeSentinel(filepath.Join(root, "sentinel")); err != nil {
+	if err := pubcheck.WriteSentinel(filepath.Join(root, "sentinel")); err != nil {
 		res.fail("%v", err)
 		return
 	}
-	before, err := treeSnapshot(root, "pub")
+	before, err := pubcheck.SnapshotTree(root, "pub")
 	if err != nil {
 		res.fail("snapshot: %v", err)
 		return
@@ -429,11 +429,11 @@ func (pe *pubEnv) runCase(ctx context.Context, c *pubCase, res *pubResult) {
 }
 
 // checkOutside asserts that nothing under root but pub/ changed.
-func (pe *pubEnv) checkOutside(res *pubResult, root string, before map[string]string) {
-	after, err := treeSnapshot(root, "pub")
+func (pe *pubEnv) checkOutside(res *pubResult, root string, before pubcheck.Tree) {
+	after, err := pubcheck.SnapshotTree(root, "pub")
 	if err != nil {
 		res.fail("snapshot: %v", err)
-	} else if d := snapshotDiff(before, after); d != "" {
+	} else if d := before.Diff(after); d != "" {
 		res.fail("outside the publish directory: %s", d)
 	}
 }

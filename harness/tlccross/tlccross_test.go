@@ -30,24 +30,33 @@ func fileSHA(t *testing.T, rel string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// retainedVerdicts reads the retained TLC verdicts (make tlc-traces),
+// skipping the test loudly, saying what was not checked, when there are
+// none.
+func retainedVerdicts(t *testing.T, unchecked string) (string, []Row) {
+	t.Helper()
+	path := filepath.Join(root, "formal-verification", "tlc-traces", "verdicts.tsv")
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		t.Skipf("SKIPPED: no retained TLC verdicts at %s, %s; %s", path, unchecked, regenerate)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := ReadVerdicts(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, rows
+}
+
 // TestTLCVerdicts asserts that TLC's retained verdicts (make tlc-traces)
 // agree with tracecheck's on every instance of every Program trace in
 // traces/program/ and testdata/, and that they were computed from the current specs and
 // traces.
 func TestTLCVerdicts(t *testing.T) {
-	path := filepath.Join(root, "formal-verification", "tlc-traces", "verdicts.tsv")
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		t.Skipf("SKIPPED: no retained TLC verdicts at %s, so TLC and tracecheck were NOT cross-checked; %s", path, regenerate)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, err := ReadVerdicts(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, rows := retainedVerdicts(t, "so TLC and tracecheck were NOT cross-checked")
 	if len(rows) == 0 {
 		t.Fatalf("%s has no verdicts; %s", path, regenerate)
 	}
@@ -284,19 +293,7 @@ func TestEdgeCaseNames(t *testing.T) {
 // verdict tlc-traces.sh retained (the script's mapping in bash and this
 // one in Go are the same), and refuses what is not a verdict.
 func TestTLCVerdictMapping(t *testing.T) {
-	path := filepath.Join(root, "formal-verification", "tlc-traces", "verdicts.tsv")
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		t.Skipf("SKIPPED: no retained TLC verdicts at %s; %s", path, regenerate)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, err := ReadVerdicts(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, rows := retainedVerdicts(t, "so the verdict mapping was NOT checked")
 	unsafe := regexp.MustCompile(`[^A-Za-z0-9._-]`)
 	for _, r := range rows {
 		log := filepath.Join(root, "formal-verification", "tlc-traces", "logs",

@@ -89,15 +89,26 @@ func publish(t testing.TB, url string, partitions int, sessions []genSession, go
 	return s.Stats()
 }
 
-// verdicts reads every verdict in the bucket.
-func verdicts(t testing.TB, url string) map[string]Verdict {
+// jetStream connects to url for a test: the connection is closed in t's
+// cleanup.
+func jetStream(t testing.TB, url string, opts ...nats.Option) jetstream.JetStream {
 	t.Helper()
-	nc, err := nats.Connect(url)
+	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
+}
+
+// verdicts reads every verdict in the bucket.
+func verdicts(t testing.TB, url string) map[string]Verdict {
+	t.Helper()
+	js := jetStream(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	kv, err := js.KeyValue(ctx, VerdictBucket)
@@ -142,12 +153,7 @@ func countVerdicts(ctx context.Context, js jetstream.JetStream) (int, error) {
 // waitVerdicts waits until the bucket holds n verdicts.
 func waitVerdicts(t testing.TB, url string, n int, timeout time.Duration) {
 	t.Helper()
-	nc, err := nats.Connect(url, nats.MaxReconnects(-1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	js := jetStream(t, url, nats.MaxReconnects(-1))
 	deadline := time.Now().Add(timeout)
 	last := -1
 	for time.Now().Before(deadline) {
@@ -166,12 +172,7 @@ func waitVerdicts(t testing.TB, url string, n int, timeout time.Duration) {
 // verdictMessages counts the messages on the verdict subjects by instance.
 func verdictMessages(t testing.TB, url string) map[string]int {
 	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	js := jetStream(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c, err := js.OrderedConsumer(ctx, VerdictStream, jetstream.OrderedConsumerConfig{})
@@ -245,12 +246,7 @@ func joinLines(lines [][]byte) string {
 // waitPartitions waits until the deployment has recorded its partitions.
 func waitPartitions(t testing.TB, url string, want int) {
 	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	js := jetStream(t, url)
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // TestHostileMessages publishes what an emitter should not: bad JSON with
@@ -26,12 +25,7 @@ func TestHostileMessages(t *testing.T) {
 	const parts = 4
 	m, stop := runMonitor(t, Config{URL: srv.URL(), Partitions: parts, Idle: time.Second, Lease: time.Second, MaxLine: 4096})
 	waitPartitions(t, srv.URL(), parts)
-	nc, err := nats.Connect(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	js := jetStream(t, srv.URL())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	pub := func(subject string, data []byte, h nats.Header) {

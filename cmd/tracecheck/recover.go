@@ -25,7 +25,13 @@ recorded the verification of exactly that checkpoint),
 A nonterminal journal (a killed publisher) is treated as uncertain. It kills
 leftover processes of dead runs, removes their staging directories (under
 DIR/.tracecheck/staging, and under --staging-root for runs that used one),
-and records what it did in the run directory's recovery.json. Every path it
+and records what it did in the run directory's recovery.json. A journal
+its dead publisher left nonterminal is completed: recovery appends the
+receipt of the outcome it established, in Program.tla's vocabulary
+(Interrupt, InterruptBeforePublication, or AtomicPublication for a
+checkpoint it verified as published), with a "detail" saying it was
+recovered and why, so that tracecheck check judges the journal valid, not
+incomplete; recovering again appends nothing. Every path it
 acts on comes from DIR and the run's ID, never from a file it reads. Runs
 whose publisher is alive are reported "active" and left alone. With
 --journal it recovers only that journal's run, which must be a run of DIR.
@@ -94,6 +100,9 @@ func runRecover(args []string, stdout, stderr io.Writer) int {
 			line += fmt.Sprintf(" (journal: %s, %s)", r.JournalPhase, term)
 		}
 		fmt.Fprintln(stdout, line)
+		if len(r.Appended) > 0 {
+			fmt.Fprintf(stdout, "  journal completed: %s appended (recovered), it now ends terminal and tracecheck check judges it\n", strings.Join(r.Appended, ", "))
+		}
 		for _, p := range r.Killed {
 			fmt.Fprintf(stdout, "  killed leftover process %d\n", p)
 		}

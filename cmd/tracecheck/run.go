@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -46,7 +49,15 @@ SIGKILL after --grace. When the program (or the verify command) ends,
 every process it left behind is killed, including those that left its
 process group, before anything is verified; the verify command runs before
 the final byte-for-byte verification. The program's output is kept in the
-run directory (the first and last 1 MiB of each stream). Nothing under DIR
+run directory (the first and last 1 MiB of each stream). When the program
+fails, the end of its stderr (a Python traceback) is printed on stderr.
+--stream (the default when stdout is a terminal) also shows its output
+live on stderr, each line prefixed "stdout| " or "stderr| ": output is
+untrusted, so control characters are escaped, lines cut at 4 KiB, and
+what a slow terminal cannot take is dropped (and said), never waited for.
+--json prints the summary as one JSON object: outcome, run, name,
+published (the checkpoint's path), digest, files, bytes, error, exit,
+stderr_tail, staging_removed, journal, run_dir, duration_ms, warnings. Nothing under DIR
 is reached through a symlink, and what the program did to the publisher's
 own files (journal, run.json, lock) fails the run. The rename is the
 completion boundary: a journal
@@ -73,6 +84,8 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	stagingRoot := fs.String("staging-root", "", "where staging directories live (default DIR/.tracecheck/staging; must be DIR's filesystem)")
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	wholeSHA := fs.Bool("whole-sha256", false, "also record each large file's whole-file sha256 (as sha256sum prints it) besides its 16 MiB block hashes; costs a second hash pass at staging")
+	stream := fs.Bool("stream", false, "show the program's stdout and stderr live on stderr, escaped (default: when stdout is a terminal; --stream=false turns it off)")
+	asJSON := fs.Bool("json", false, cli.UsageJSON)
 	traceNATS := fs.String("trace-nats", "", cli.UsageTraceNATS)
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
@@ -104,9 +117,20 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		// command: it adopts their orphans and kills every one of them.
 		Runner: checkpoint.ExecRunner{Subreaper: true},
 	}
+	streamSet := false
+	fs.Visit(func(f *flag.Flag) { streamSet = streamSet || f.Name == "stream" })
+	if !streamSet {
+		*stream = isTerminal(stdout)
+	}
+	var live *checkpoint.LiveOutput
+	if *stream {
+		live = checkpoint.NewLiveOutput(stderr)
+		cfg.Live = live
+	}
 	var pl *progressLine
 	if !*quiet {
-		pl = &progressLine{w: stderr, tty: isTerminal(stderr)}
+		// Streamed lines and a progress line rewritten in place would mix.
+		pl = &progressLine{w: stderr, tty: isTerminal(stderr) && !*stream}
 		cfg.Progress = pl.report
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -117,6 +141,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	res, err := checkpoint.Publish(ctx, cfg)
+	live.Close(liveWait)
 	pl.finish()
 	fwd.finish()
 	if err != nil {
@@ -134,7 +159,12 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "tracecheck run: warning: earlier run %s could not be examined: %s (see tracecheck recover)\n", rep.Run, rep.Error)
 		}
 	}
-	printSummary(stdout, res)
+	if *asJSON {
+		writeRunJSON(stdout, cfg.Name, res)
+	} else {
+		printSummary(stdout, res)
+	}
+	showStderrTail(stderr, res, live)
 	for _, w := range res.Warnings {
 		fmt.Fprintf(stderr, "tracecheck run: warning: %s\n", w)
 	}
@@ -181,6 +211,71 @@ func printSummary(w io.Writer, res *checkpoint.Result) {
 	fmt.Fprintf(w, "journal:    %s\n", res.Journal)
 	fmt.Fprintf(w, "logs:       %s\n", res.RunDir)
 	fmt.Fprintf(w, "duration:   %s\n", res.Duration.Round(time.Millisecond))
+}
+
+// liveWait is how long a run waits, at its end, for a slow terminal to
+// take the program's last streamed lines.
+const liveWait = 2 * time.Second
+
+// showStderrTail prints, when the program failed, the end of its stderr
+// (a Python traceback), escaped: unless it was streamed whole already.
+func showStderrTail(w io.Writer, res *checkpoint.Result, live *checkpoint.LiveOutput) {
+	if res.StderrTail == "" || (live != nil && live.Dropped() == 0) {
+		return
+	}
+	fmt.Fprintf(w, "tracecheck run: the program failed; the end of its stderr (all of it in %s):\n%s",
+		filepath.Join(res.RunDir, "stderr.log"), checkpoint.EscapeLines(res.StderrTail, "  | "))
+}
+
+// runJSON is the run summary of run --json.
+type runJSON struct {
+	Outcome        string   `json:"outcome"`
+	Run            string   `json:"run"`
+	Name           string   `json:"name"`
+	Published      string   `json:"published,omitempty"`
+	Digest         string   `json:"digest,omitempty"`
+	Files          int      `json:"files,omitempty"`
+	Bytes          int64    `json:"bytes,omitempty"`
+	Error          string   `json:"error,omitempty"`
+	Exit           *runExit `json:"exit,omitempty"`
+	StderrTail     string   `json:"stderr_tail,omitempty"`
+	StagingRemoved *bool    `json:"staging_removed,omitempty"`
+	Journal        string   `json:"journal"`
+	RunDir         string   `json:"run_dir"`
+	DurationMS     int64    `json:"duration_ms"`
+	Warnings       []string `json:"warnings,omitempty"`
+	JournalError   string   `json:"journal_error,omitempty"`
+}
+
+type runExit struct {
+	PID    int    `json:"pid"`
+	Code   int    `json:"code"`
+	Signal string `json:"signal,omitempty"`
+}
+
+// writeRunJSON prints the run summary as one JSON object.
+func writeRunJSON(w io.Writer, name string, res *checkpoint.Result) {
+	j := runJSON{Outcome: res.Outcome.String(), Run: res.RunID, Name: name, Published: res.Checkpoint,
+		StderrTail: res.StderrTail, Journal: res.Journal, RunDir: res.RunDir,
+		DurationMS: res.Duration.Milliseconds(), Warnings: res.Warnings}
+	if m := res.Manifest; m != nil {
+		j.Digest, j.Files, j.Bytes = m.Digest, len(m.Files), m.Bytes()
+	}
+	if res.Err != nil {
+		j.Error = res.Err.Error()
+	}
+	if res.JournalErr != nil {
+		j.JournalError = res.JournalErr.Error()
+	}
+	if e := res.Exit; e != nil {
+		j.Exit = &runExit{PID: e.PID, Code: e.Code, Signal: e.Signal}
+	}
+	if res.Outcome != checkpoint.PhasePublished {
+		j.StagingRemoved = &res.StagingRemoved
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(j)
 }
 
 func humanBytes(n int64) string {

@@ -254,3 +254,131 @@ with open(os.environ["TRACECHECK_EVAL_FILE"], "w") as f:
 		})
 	}
 }
+
+// watchWriter records what is written to it and closes seen once the
+// text so far contains want.
+type watchWriter struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	want string
+	seen chan struct{}
+	once sync.Once
+}
+
+func (w *watchWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if strings.Contains(w.buf.String(), w.want) {
+		w.once.Do(func() { close(w.seen) })
+	}
+	return len(p), nil
+}
+
+func (w *watchWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// TestRunCommandFailureOutput runs a real Python program that prints a
+// line, waits until the test has seen that line on tracecheck run's
+// stderr, then dies with a traceback whose message holds an escape
+// sequence. With --stream the line arrives while the program still runs
+// (else the program would wait out its 30 s and exit 7), escaped; without
+// it, the traceback's end is printed when the run fails. --json gives the
+// summary as JSON.
+func TestRunCommandFailureOutput(t *testing.T) {
+	py := pubPython(t)
+	dir := t.TempDir()
+	prog := filepath.Join(dir, "crash.py")
+	src := `import os, sys, time
+print("hello-from-the-program", flush=True)
+go = sys.argv[1]
+deadline = time.time() + 30
+while go != "-" and not os.path.exists(go):
+    if time.time() > deadline:
+        sys.exit(7)
+    time.sleep(0.01)
+raise RuntimeError("boom \x1b[31mred\x1b[0m")
+`
+	if err := os.WriteFile(prog, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pub := filepath.Join(dir, "pub")
+	runArgs := func(name string, flags []string, goFile string) []string {
+		args := append([]string{"run", "--publish-dir", pub, "--name", name, "--quiet"}, flags...)
+		return append(append(append(args, "--"), py...), prog, goFile)
+	}
+
+	t.Run("stream", func(t *testing.T) {
+		goFile := filepath.Join(dir, "go")
+		errw := &watchWriter{want: "stdout| hello-from-the-program\n", seen: make(chan struct{})}
+		var out bytes.Buffer
+		done := make(chan int, 1)
+		go func() { done <- run(runArgs("streamed", []string{"--stream"}, goFile), &out, errw) }()
+		select {
+		case <-errw.seen:
+		case code := <-done:
+			t.Fatalf("the run ended (code %d) before its first line was streamed:\n%s", code, errw.String())
+		}
+		if err := os.WriteFile(goFile, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code := <-done
+		stderr := errw.String()
+		if code != exitRunFailed {
+			t.Fatalf("code %d, want %d\n%s\n%s", code, exitRunFailed, out.String(), stderr)
+		}
+		for _, want := range []string{"stderr| Traceback (most recent call last):", `stderr| RuntimeError: boom \x1b[31mred\x1b[0m`} {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("stderr lacks %q:\n%s", want, stderr)
+			}
+		}
+		if strings.Contains(stderr, "\x1b") {
+			t.Errorf("an escape sequence of the program reached the terminal:\n%q", stderr)
+		}
+	})
+
+	t.Run("tail", func(t *testing.T) {
+		code, stdout, stderr := pubCLI(runArgs("tail", nil, "-")...)
+		if code != exitRunFailed || !strings.Contains(stdout, "outcome:    Failed") {
+			t.Fatalf("code %d\n%s\n%s", code, stdout, stderr)
+		}
+		for _, want := range []string{"the program failed; the end of its stderr", "stderr.log", "  | Traceback (most recent call last):", `  | RuntimeError: boom \x1b[31mred\x1b[0m`} {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("stderr lacks %q:\n%s", want, stderr)
+			}
+		}
+		if strings.Contains(stderr, "hello-from-the-program") || strings.Contains(stderr, "\x1b") {
+			t.Errorf("stdout was streamed without --stream, or an escape reached the terminal:\n%q", stderr)
+		}
+	})
+
+	t.Run("json", func(t *testing.T) {
+		code, stdout, stderr := pubCLI(runArgs("json", []string{"--json"}, "-")...)
+		if code != exitRunFailed {
+			t.Fatalf("code %d\n%s\n%s", code, stdout, stderr)
+		}
+		var j struct {
+			Outcome, Run, Name, Journal, RunDir, StderrTail, Error string
+			Exit                                                   *struct{ Code int }
+			StagingRemoved                                         *bool `json:"staging_removed"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &j); err != nil {
+			t.Fatalf("%v:\n%s", err, stdout)
+		}
+		var raw map[string]any
+		_ = json.Unmarshal([]byte(stdout), &raw)
+		j.RunDir, _ = raw["run_dir"].(string)
+		j.StderrTail, _ = raw["stderr_tail"].(string)
+		if j.Outcome != "Failed" || j.Name != "json" || j.Run == "" || j.Exit == nil || j.Exit.Code != 1 ||
+			j.StagingRemoved == nil || !*j.StagingRemoved || !strings.Contains(j.StderrTail, "RuntimeError: boom") ||
+			filepath.Dir(j.Journal) != j.RunDir || !strings.HasSuffix(j.RunDir, j.Run) {
+			t.Errorf("run --json: %+v\n%s", j, stdout)
+		}
+		if _, ok := raw["duration_ms"].(float64); !ok {
+			t.Errorf("no duration_ms: %s", stdout)
+		}
+	})
+}

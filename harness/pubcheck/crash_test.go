@@ -276,8 +276,25 @@ func crashOne(t *testing.T, i int, job crashJob, out childOut, outcomes, verdict
 			if r.Verdict() == check.Violation {
 				t.Errorf("crash %d: the journal violates model/program: %+v", i, r.Instances)
 			}
-			if rep.JournalTerminal != (r.Verdict() == check.Valid) {
-				t.Errorf("crash %d: journal terminal=%v but verdict %s", i, rep.JournalTerminal, r.Verdict())
+			// Recovery completed a nonterminal journal: after it, every
+			// journal with an Init receipt is valid.
+			if r.Verdict() != check.Valid {
+				t.Errorf("crash %d: after recovery the journal is %s (journal was %s, terminal=%v, appended %v)", i, r.Verdict(), rep.JournalPhase, rep.JournalTerminal, rep.Appended)
+			}
+			if rep.JournalTerminal == (len(rep.Appended) > 0) {
+				t.Errorf("crash %d: journal terminal=%v but recovery appended %v", i, rep.JournalTerminal, rep.Appended)
+			}
+			if len(rep.Appended) > 0 {
+				verdicts["  of which completed by recovery ("+strings.Join(rep.Appended, ", ")+")"]++
+			}
+			// Recovering again appends nothing.
+			before, _ := os.ReadFile(journal)
+			again, err := checkpoint.Recover(ctx, checkpoint.RecoverOptions{PublishDir: job.PublishDir})
+			if err != nil || len(again) != 1 || len(again[0].Appended) > 0 {
+				t.Errorf("crash %d: second recovery: %v %+v", i, err, again)
+			}
+			if after, _ := os.ReadFile(journal); string(after) != string(before) {
+				t.Errorf("crash %d: the second recovery changed the journal", i)
 			}
 		} else {
 			verdicts["no journal"]++

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -76,6 +77,9 @@ type Config struct {
 	// WholeFileSHA256 records every large file's whole-file SHA-256 in the
 	// manifest besides its block hashes ([StageOptions.WholeFileSHA256]).
 	WholeFileSHA256 bool
+	// Live, if set, also shows the program's stdout and stderr as they
+	// come (the logs keep them all the same); it never blocks the run.
+	Live *LiveOutput
 }
 
 // Result is the outcome of a run that started.
@@ -106,6 +110,10 @@ type Result struct {
 	// StagingRemoved reports that a failed run removed its staging
 	// directory.
 	StagingRemoved bool
+	// StderrTail is the end of the program's stderr (at most 2 KiB, as
+	// text) when the program failed: what the ExecutionFails receipt
+	// records as stderr_tail, for the caller to show.
+	StderrTail string
 	// Duration is the run's wall time.
 	Duration time.Duration
 	// Recovered reports the start-up recovery of earlier runs.
@@ -517,6 +525,7 @@ func (r *run) end(e event, cause error, detail EndDetail) {
 	}
 	r.res.Outcome = to
 	r.res.Err = cause
+	r.res.StderrTail = detail.StderrTail
 	_ = r.step(action, to, detail)
 }
 
@@ -576,6 +585,10 @@ func (r *run) checkOwned() error {
 func (r *run) runProcess(ctx context.Context, argv []string, env []string, prefix, step string, started func(int) error) (Exit, error, error) {
 	stdout, stderr := r.logs[prefix+"stdout.log"], r.logs[prefix+"stderr.log"]
 	proc := Process{Argv: argv, Env: env, Dir: r.cfg.Dir, Grace: r.cfg.Grace, Stdout: stdout, Stderr: stderr, Run: r.cfg.RunID}
+	if r.cfg.Live != nil && prefix == "" {
+		proc.Stdout = io.MultiWriter(stdout, r.cfg.Live.Writer("stdout"))
+		proc.Stderr = io.MultiWriter(stderr, r.cfg.Live.Writer("stderr"))
+	}
 	stop := r.ticker(step)
 	exit, err := r.cfg.Runner.Run(ctx, proc, started)
 	stop()

@@ -75,6 +75,11 @@ type RunReport struct {
 	// uncertain: the outcome then comes from the checkpoint directory.
 	JournalPhase    string `json:"journal_phase,omitempty"`
 	JournalTerminal bool   `json:"journal_terminal"`
+	// Appended lists the receipts recovery appended to a nonterminal
+	// journal, in order, so that it ends in the terminal phase of Outcome
+	// (docs/publisher.md, "A recovered run in Program.tla"); empty if the
+	// journal was terminal already or the outcome is not established.
+	Appended []string `json:"appended,omitempty"`
 	// Removed lists the staging leftovers removed; Killed the PIDs of the
 	// run's leftover processes that were killed.
 	Removed []string `json:"removed,omitempty"`
@@ -435,6 +440,7 @@ func (rc *recoverer) run(run string) (rep RunReport) {
 			_ = w.root.SyncDir(path.Dir(w.name))
 		}
 	}
+	rc.completeJournal(&rep, journal)
 	if metaErr == nil && meta.StagingRoot != "" && !rc.knowsStagingRoot(meta.StagingRoot) {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("the run staged under %s: pass --staging-root %s to remove its leftovers there", meta.StagingRoot, meta.StagingRoot))
 	}
@@ -442,6 +448,34 @@ func (rc *recoverer) run(run string) (rep RunReport) {
 		rep.Error = joinText(rep.Error, "recording recovery: "+err.Error())
 	}
 	return rep
+}
+
+// completeJournal ends the run's nonterminal journal (read as journal
+// before the run's processes were killed) with the receipts of the outcome
+// recovery established, through the same root machinery as the
+// publisher's own receipts: the journal in the run directory beneath the
+// publish directory, or, with RecoverOptions.Journal, beneath that
+// journal's directory.
+func (rc *recoverer) completeJournal(rep *RunReport, journal *JournalSummary) {
+	if journal == nil || journal.Terminal || rep.Error != "" {
+		return
+	}
+	root, name := rc.pub, runDirName(rep.Run)+"/journal.ndjson"
+	if rc.opt.Journal != "" {
+		jr, err := rc.opt.FS.OpenRoot(filepath.Dir(rc.opt.Journal))
+		if err != nil {
+			rep.Error = joinText(rep.Error, "completing the journal: "+err.Error())
+			return
+		}
+		defer jr.Close()
+		root, name = jr, filepath.Base(rc.opt.Journal)
+	}
+	actions, err := completeJournal(root, name, rep, rc.opt.Clock)
+	if err != nil {
+		rep.Error = joinText(rep.Error, "completing the journal: "+err.Error())
+		return
+	}
+	rep.Appended = actions
 }
 
 func (rc *recoverer) knowsStagingRoot(dir string) bool {

@@ -298,10 +298,15 @@ func (r *Report) writeNotes(b *strings.Builder) {
 }
 
 // writeReplay writes the replay command line for a violation of a named
-// file. An instance id too long to print whole is left out of it.
+// file. An instance id too long to print whole is left out of it. The
+// model of a spec's mutant, SPEC-mutant-NAME as the command line names it,
+// is selected there with --model SPEC --mutant NAME.
 func writeReplay(b *strings.Builder, in InstanceResult, file, model string) {
 	if in.Divergence == nil || file == "" || file == "-" || file == "stdin" {
 		return
+	}
+	if spec, mutant, ok := strings.Cut(model, "-mutant-"); ok {
+		model = spec + " --mutant " + mutant
 	}
 	if len(in.Instance) > maxShown {
 		fmt.Fprintf(b, "    replay: tracecheck replay --model %s %s  (add --instance with the instance's id: it is too long to print here, check --json has it whole)\n", model, shellQuote(file))

@@ -22,7 +22,7 @@ import (
 	"github.com/tracecheck/tracecheck/trace"
 )
 
-const checkSynopsis = `[--model M | --graph DUMP] [--json] [-q] [--last K] [--live] [--max-line N] [--max-itf N] FILE|DIR...|-
+const checkSynopsis = `[--model SPEC] [--mutant NAME] [--graph DUMP] [--json] [-q] [--last K] [--live] [--max-line N] [--max-itf N] FILE|DIR...|-
 
 Validates each trace (NDJSON, docs/trace-format.md, or an ITF document,
 docs/itf.md; "-" reads standard input; a directory stands for the *.ndjson
@@ -46,9 +46,12 @@ tool's; an action with arguments (Request("a")) is matched by its name.
 Reports then give candidates, enabled actions and a state diff, but no
 guard in the spec's words.
 
-Models: MODELS. Without --model the model is inferred from the trace: the
-first event whose action (or else whose variables) only one spec has
-decides (else the first spec).
+Specs: SPECS. Without --model the spec is the one the trace's header
+names, else it is inferred from the trace: the first event whose action
+(or else whose variables) only one spec has decides (else the first spec).
+--mutant NAME checks against the spec's mutant NAME instead (MUTANTS); the
+reports name its model SPEC-mutant-NAME. --model SPEC-mutant-NAME is a
+deprecated spelling of --model SPEC --mutant NAME.
 
 Output is streamed, so that memory and output do not grow with the
 instances already judged: an instance's line is printed as soon as its
@@ -110,6 +113,7 @@ const quietMax = 10
 // traceFlags are the flags check, replay and coverage share.
 type traceFlags struct {
 	model   *string
+	mutant  *string
 	graph   *string
 	maxLine *int
 	maxITF  *int64
@@ -117,10 +121,11 @@ type traceFlags struct {
 
 func (a *app) addTraceFlags(fs *flag.FlagSet) traceFlags {
 	return traceFlags{
-		model:   fs.String("model", "", "the `model` to check against: "+a.modelList()+" (default: inferred)"),
+		model:   fs.String("model", "", UsageModel+a.specNames()+" (default: from the trace's header, else inferred)"),
+		mutant:  fs.String("mutant", "", UsageMutant+a.mutantNames()),
 		graph:   fs.String("graph", "", "check against the state graph TLC or FizzBee computed, with no transcription: a TLC DOT dump (-dump dot,actionlabels) or a FizzBee dump `directory`"),
-		maxLine: fs.Int("max-line", 0, "longest accepted line in `bytes` (default 1 MiB)"),
-		maxITF:  fs.Int64("max-itf", trace.DefaultMaxITF, "largest accepted ITF document in `bytes`"),
+		maxLine: fs.Int("max-line", trace.DefaultMaxLine, UsageMaxLine),
+		maxITF:  fs.Int64("max-itf", trace.DefaultMaxITF, UsageMaxITF),
 	}
 }
 
@@ -163,12 +168,32 @@ func (a *app) validate(f traceFlags, cmd string, stderr io.Writer) bool {
 		fmt.Fprintf(stderr, "tracecheck %s: --model and --graph do not go together\n", cmd)
 		return false
 	}
-	if *f.graph != "" {
+	if *f.mutant != "" && *f.graph != "" {
+		fmt.Fprintf(stderr, "tracecheck %s: --mutant and --graph do not go together\n", cmd)
+		return false
+	}
+	if *f.mutant != "" {
+		name := *f.model
+		if name == "" {
+			if name = a.mutantSpec(*f.mutant); name == "" {
+				fmt.Fprintf(stderr, "tracecheck %s: unknown mutant %q (have %s)\n", cmd, *f.mutant, a.mutantNames())
+				return false
+			}
+		}
+		if _, _, ok := a.spec(name, *f.mutant, stderr); !ok {
+			return false
+		}
+		*f.model = name + mutantSep + *f.mutant
+	} else if *f.graph != "" {
 		// The graph is the model.
 	} else if *f.model != "" {
-		if _, ok := a.model(*f.model); !ok {
+		m, ok := a.model(*f.model)
+		if !ok {
 			fmt.Fprintf(stderr, "tracecheck %s: unknown model %q (want %s)\n", cmd, *f.model, a.modelList())
 			return false
+		}
+		if m.mutant != "" {
+			fmt.Fprintf(stderr, "tracecheck %s: --model %s is deprecated: use --model %s --mutant %s\n", cmd, *f.model, m.spec.Name, m.mutant)
 		}
 	} else if len(a.models) == 0 {
 		fmt.Fprintf(stderr, "tracecheck %s: no spec is registered\n", cmd)
@@ -401,9 +426,9 @@ func openStream(in io.Reader, name, instance string, maxLine int, maxITF int64) 
 }
 
 func (a *app) runCheck(args []string, stdout, stderr io.Writer) int {
-	fs := NewFlagSet("check", strings.Replace(checkSynopsis, "MODELS", a.modelList(), 1), stderr)
+	fs := NewFlagSet("check", strings.NewReplacer("SPECS", strings.ReplaceAll(a.specNames(), "|", ", "), "MUTANTS", a.mutantNames()).Replace(checkSynopsis), stderr)
 	tf := a.addTraceFlags(fs)
-	asJSON := fs.Bool("json", false, "write the reports as JSON")
+	asJSON := fs.Bool("json", false, UsageJSON)
 	last := fs.Int("last", check.DefaultLast, "show the last `K` matched events in a divergence report")
 	live := fs.Bool("live", false, "mark each violation as it is seen and flush every line; list no valid instance (text output only)")
 	quiet := fs.Bool("q", false, fmt.Sprintf("list no valid instance and only the first %d violating or incomplete ones of each file", quietMax))

@@ -45,9 +45,10 @@ type Spec struct {
 	SHA256 string
 	// Model is the spec's Go transcription ([Of]).
 	Model Model
-	// Mutants are variants of the spec with a known bug: explore and
-	// chart select one with --mutant NAME; check, replay and coverage
-	// accept it as --model SPEC-mutant-NAME.
+	// Mutants are variants of the spec with a known bug: explore, chart,
+	// check, replay and coverage select one with --mutant NAME (check's
+	// reports name its model SPEC-mutant-NAME, which --model still
+	// accepts, with a deprecation notice).
 	Mutants []Mutant
 }
 
@@ -121,6 +122,8 @@ type namedModel struct {
 	name  string
 	spec  *Spec
 	model Model
+	// mutant is the name of the spec's mutant this model is, or "".
+	mutant string
 	// how says how a trace's model was chosen (byFlag, byHeader,
 	// byInferred); warnings what the trace's header disagreed with.
 	how      string
@@ -147,7 +150,7 @@ func newApp(cfg Config) (*app, error) {
 			if m.Name == "" || m.Model == nil {
 				return nil, fmt.Errorf("spec %s: a mutant needs a name and a model", s.Name)
 			}
-			names = append(names, namedModel{name: s.Name + "-mutant-" + m.Name, spec: s, model: m.Model})
+			names = append(names, namedModel{name: s.Name + mutantSep + m.Name, spec: s, model: m.Model, mutant: m.Name})
 		}
 		for _, n := range names {
 			if seen[n.name] {
@@ -183,6 +186,8 @@ func (a *app) builtins() []Command {
 		{"replay", "replay a trace step by step: each event with the spec state and enabled actions", guard(a.runReplay)},
 		{"coverage", "say which transitions of a spec's state graph the traces exercised", guard(a.runCoverage)},
 		{"export", "convert traces between NDJSON and ITF (Apalache/Quint Informal Trace Format)", guard(a.runExport)},
+		{"version", "print the program's module version, VCS revision and Go version (also --version)", a.runVersion},
+		{"completion", "print a shell completion script for bash, zsh or fish", a.runCompletion},
 	}
 }
 
@@ -195,12 +200,17 @@ func (a *app) run(args []string, stdout, stderr io.Writer) int {
 	switch name {
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 {
-			if c, ok := a.cmds[args[1]]; ok {
-				return c.Run([]string{"-h"}, stdout, stderr)
+			c, ok := a.cmds[args[1]]
+			if !ok {
+				fmt.Fprintf(stderr, "tracecheck help: unknown command %q (want one of %s)\n", args[1], strings.Join(a.commandNames(), ", "))
+				return ExitUsage
 			}
+			return c.Run([]string{"-h"}, stdout, stderr)
 		}
 		a.usage(stdout)
 		return ExitOK
+	case "-version", "--version":
+		return a.runVersion(args[1:], stdout, stderr)
 	}
 	c, ok := a.cmds[name]
 	if !ok {
@@ -219,12 +229,7 @@ Usage:
 
 Commands:
 `)
-	names := make([]string, 0, len(a.cmds))
-	for n := range a.cmds {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range a.commandNames() {
 		fmt.Fprintf(w, "  %-13s %s\n", n, a.cmds[n].Summary)
 	}
 	fmt.Fprint(w, "\nSpecs:\n")
@@ -235,11 +240,22 @@ Commands:
 		}
 	}
 	fmt.Fprint(w, `
-Run "tracecheck <command> -h" for a command's flags.
+Run "tracecheck <command> -h" for a command's flags, "tracecheck version"
+for the build.
 
 Exit codes: 0 ok, 1 violation, 2 usage error, 3 input error; commands
 document any others.
 `)
+}
+
+// commandNames lists the commands' names, sorted.
+func (a *app) commandNames() []string {
+	names := make([]string, 0, len(a.cmds))
+	for n := range a.cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // specNames lists the registered specs' names, for usage texts.
@@ -296,6 +312,24 @@ func (a *app) spec(name, mutant string, stderr io.Writer) (*Spec, Model, bool) {
 	}
 	fmt.Fprintf(stderr, "tracecheck: unknown spec %q (want %s)\n", name, strings.ReplaceAll(a.specNames(), "|", " or "))
 	return nil, nil, false
+}
+
+// mutantSpec returns the name of the one spec that has a mutant called
+// mutant, or "" if none or several have.
+func (a *app) mutantSpec(mutant string) string {
+	found := ""
+	for _, s := range a.specs {
+		for _, m := range s.Mutants {
+			if m.Name != mutant {
+				continue
+			}
+			if found != "" {
+				return ""
+			}
+			found = s.Name
+		}
+	}
+	return found
 }
 
 // mutantNames lists the mutants of every spec, for usage texts.
@@ -359,8 +393,13 @@ func parseFlags(fs *flag.FlagSet, args []string) int {
 	return -1
 }
 
+// mutantSep joins a spec's name and its mutant's in the name of the
+// mutant's model: SPEC-mutant-NAME.
+const mutantSep = "-mutant-"
+
 // Lookup returns the model that check --model NAME selects among specs:
-// a spec's name, or SPEC-mutant-MUTANT.
+// a spec's name, or SPEC-mutant-MUTANT (what check --model SPEC --mutant
+// MUTANT selects).
 func Lookup(specs []Spec, name string) (Model, bool) {
 	a, err := newApp(Config{Specs: specs})
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/tracecheck/tracecheck/check"
 )
 
-const coverageSynopsis = `[--model M] [--json] FILE|DIR...|-
+const coverageSynopsis = `[--model SPEC] [--mutant NAME] [--json] FILE|DIR...|-
 
 Checks the traces against a registered spec and prints how many of the
 spec's transitions (the edges of its reachable state graph, as tracecheck
@@ -24,7 +24,7 @@ error, 2 usage.`
 func (a *app) runCoverage(args []string, stdout, stderr io.Writer) int {
 	fs := NewFlagSet("coverage", coverageSynopsis, stderr)
 	tf := a.addTraceFlags(fs)
-	asJSON := fs.Bool("json", false, "write the coverage as JSON")
+	asJSON := fs.Bool("json", false, UsageJSON)
 	files, code := a.traceArgs(fs, tf, args, stderr, "no trace given", func(n int) bool { return n > 0 })
 	if code >= 0 {
 		return code

@@ -13,12 +13,18 @@ import (
 	"github.com/tracecheck/tracecheck/model"
 )
 
-// specArg parses explore's and chart's arguments: flags and one spec name.
-// It returns the name, or an exit code >= 0 when parsing stopped.
-func specArg(fs *flag.FlagSet, args []string) (string, int) {
+// specArg parses explore's and chart's arguments: flags and one spec name,
+// which may be left out when --mutant names a mutant only one spec has. It
+// returns the name, or an exit code >= 0 when parsing stopped.
+func (a *app) specArg(fs *flag.FlagSet, args []string, mutant *string) (string, int) {
 	pos, code := Parse(fs, args)
 	if code >= 0 {
 		return "", code
+	}
+	if len(pos) == 0 && *mutant != "" {
+		if s := a.mutantSpec(*mutant); s != "" {
+			return s, -1
+		}
 	}
 	if len(pos) != 1 {
 		fs.Usage()
@@ -27,31 +33,49 @@ func specArg(fs *flag.FlagSet, args []string) (string, int) {
 	return pos[0], -1
 }
 
-const exploreSynopsis = `[--format text|json] [--mutant NAME] SPECS
+const exploreSynopsis = `[--json] [--mutant NAME] SPECS
 
 Explores every reachable state of the Go transcription of a registered
 spec, checks its invariants, action properties and deadlock freedom, and
 prints what TLC prints: distinct states, transitions, depth, what was
 checked and the verdict. On a violation it prints the shortest
-counterexample and exits 1.`
+counterexample and exits 1. --mutant explores one of the spec's mutants
+(a copy of the spec with a known bug, which the checks must catch; the
+spec may be left out, a mutant's name says whose it is).
+
+--json writes one object: {"spec", "states", "transitions", "depth",
+"checked": [property], "verdict": "pass"|"violation", "violations":
+[{"kind", "name", "trace": [{"action", VARIABLE: value...}]}], "millis"}.
+(--format json is a deprecated spelling of --json.)`
 
 func (a *app) runExplore(args []string, stdout, stderr io.Writer) int {
 	fs := NewFlagSet("explore", strings.Replace(exploreSynopsis, "SPECS", a.specNames(), 1), stderr)
-	format := fs.String("format", "text", "output `format`: text or json")
-	mutant := fs.String("mutant", "", "explore a spec `mutant`: "+a.mutantNames())
-	name, code := specArg(fs, args)
+	asJSON := fs.Bool("json", false, UsageJSON)
+	mutant := fs.String("mutant", "", UsageMutant+a.mutantNames())
+	Deprecated(fs, stderr, "format", "--json", false, func(v string) error {
+		switch v {
+		case "json":
+			*asJSON = true
+		case "text":
+			*asJSON = false
+		default:
+			return fmt.Errorf("unknown format %q (want --json, or nothing for text)", v)
+		}
+		return nil
+	})
+	name, code := a.specArg(fs, args, mutant)
 	if code >= 0 {
 		return code
-	}
-	if *format != "text" && *format != "json" {
-		fmt.Fprintf(stderr, "tracecheck explore: unknown format %q (want text or json)\n", *format)
-		return ExitUsage
 	}
 	s, m, ok := a.spec(name, *mutant, stderr)
 	if !ok {
 		return ExitUsage
 	}
-	return m.explore(s.Name, strings.Join(s.Files, ", "), *format, stdout, stderr)
+	format := "text"
+	if *asJSON {
+		format = "json"
+	}
+	return m.explore(s.Name, strings.Join(s.Files, ", "), format, stdout, stderr)
 }
 
 // exploreJSON is explore's JSON output.
@@ -157,32 +181,65 @@ func explore[S comparable](sp *model.Spec[S], label, files, format string, stdou
 	return code
 }
 
-const chartSynopsis = `[--format mermaid|dot|json] [--mutant NAME] SPECS
+const chartSynopsis = `[--format mermaid|dot | --json] [--mutant NAME] SPECS
 
 Draws the state graph of a registered spec. Mermaid (the default) prints a
-stateDiagram-v2 that hides terminal self-loops (for program it is seed
-000's chart). DOT draws the same projection; JSON is the whole graph, with
-every state as a variable assignment and every labelled edge.`
+stateDiagram-v2 that hides terminal self-loops; where the spec's chart
+style gives its edges labels of their own (program's are the labels of
+the publisher's original design chart), comment lines after the chart
+("%% label: Action") pair each label with the spec's action. DOT draws the
+same projection. --json writes the whole graph: every state as a variable
+assignment and every labelled edge (--format json is a deprecated
+spelling of it). --mutant draws one of the spec's mutants (the spec may
+then be left out).`
 
 func (a *app) runChart(args []string, stdout, stderr io.Writer) int {
 	fs := NewFlagSet("chart", strings.Replace(chartSynopsis, "SPECS", a.specNames(), 1), stderr)
-	format := fs.String("format", "mermaid", "output `format`: mermaid, dot or json")
-	mutant := fs.String("mutant", "", "draw a spec `mutant`: "+a.mutantNames())
-	name, code := specArg(fs, args)
+	format := fs.String("format", "mermaid", "text `format`: mermaid or dot")
+	asJSON := fs.Bool("json", false, UsageJSON)
+	mutant := fs.String("mutant", "", UsageMutant+a.mutantNames())
+	name, code := a.specArg(fs, args, mutant)
 	if code >= 0 {
 		return code
 	}
 	switch *format {
-	case "mermaid", "dot", "json":
+	case "mermaid", "dot":
+	case "json":
+		fmt.Fprintln(stderr, "tracecheck chart: --format json is deprecated: use --json")
+		*asJSON = true
 	default:
-		fmt.Fprintf(stderr, "tracecheck chart: unknown format %q (want mermaid, dot or json)\n", *format)
+		fmt.Fprintf(stderr, "tracecheck chart: unknown format %q (want mermaid or dot, or --json)\n", *format)
 		return ExitUsage
+	}
+	if *asJSON {
+		*format = "json"
 	}
 	_, m, ok := a.spec(name, *mutant, stderr)
 	if !ok {
 		return ExitUsage
 	}
 	return m.chart(*format, stdout, stderr)
+}
+
+// labelLegend writes, after a Mermaid chart whose style labels edges, one
+// comment line per action whose label is not its name: "%% label: Action",
+// so that the chart's words and the spec's (in traces and reports) can be
+// read side by side.
+func labelLegend[S comparable](w io.Writer, sp *model.Spec[S], st chart.Style[S]) error {
+	if st.Edge == nil {
+		return nil
+	}
+	var b strings.Builder
+	for _, a := range sp.Actions {
+		if l := st.Edge(a.Name); l != "" && l != a.Name {
+			if b.Len() == 0 {
+				b.WriteString("    %% edge labels and the spec's actions:\n")
+			}
+			fmt.Fprintf(&b, "    %%%% %s: %s\n", l, a.Name)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 func drawChart[S comparable](sp *model.Spec[S], st chart.Style[S], format string, stdout, stderr io.Writer) int {
@@ -197,7 +254,9 @@ func drawChart[S comparable](sp *model.Spec[S], st chart.Style[S], format string
 	case "json":
 		err = chart.JSON(stdout, sp, &r.Graph)
 	default:
-		err = chart.Mermaid(stdout, sp, &r.Graph, st)
+		if err = chart.Mermaid(stdout, sp, &r.Graph, st); err == nil {
+			err = labelLegend(stdout, sp, st)
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "tracecheck chart: %v\n", err)

@@ -60,9 +60,9 @@ func (a *app) runExport(args []string, stdout, stderr io.Writer) int {
 	fs := NewFlagSet("export", exportSynopsis, stderr)
 	itf := fs.Bool("itf", false, "write ITF, one document per instance")
 	ndjson := fs.Bool("ndjson", false, "write NDJSON (read from ITF)")
-	only := fs.String("instance", "", "export only the instance `ID`")
+	only := fs.String("instance", "", UsageInstance)
 	outDir := fs.String("out", "", "write one file per instance into `DIR` instead of standard output")
-	maxITF := fs.Int64("max-itf", trace.DefaultMaxITF, "largest ITF document, and largest trace --itf reads, in `bytes`")
+	maxITF := fs.Int64("max-itf", trace.DefaultMaxITF, UsageMaxITF)
 	files, code := Parse(fs, args)
 	if code >= 0 {
 		return code

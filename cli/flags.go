@@ -18,10 +18,12 @@ const (
 	UsageJSON = "write JSON instead of text (its form is described above)"
 	// UsageMutant is --mutant's, followed by the registered mutants.
 	UsageMutant = "a spec `mutant`, by its name: "
+	// UsageModel is --model's, followed by the registered specs.
+	UsageModel = "the spec's `model` to check against: "
 	// UsageInstance is --instance's: one instance of a trace.
 	UsageInstance = "only the instance `ID`"
 	// UsageMaxLine is --max-line's: the bound on a trace line.
-	UsageMaxLine = "longest accepted trace line (one event) in `bytes` (0: 1 MiB)"
+	UsageMaxLine = "longest accepted trace line (one event) in `bytes`"
 	// UsageMaxITF is --max-itf's: the bound on an ITF document.
 	UsageMaxITF = "largest accepted ITF document in `bytes`"
 	// UsageRoot is --root's: where the source tree is.

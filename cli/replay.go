@@ -10,13 +10,14 @@ import (
 	"github.com/tracecheck/tracecheck/check"
 )
 
-const replaySynopsis = `[--model M] [--instance NAME] [--json] FILE|-
+const replaySynopsis = `[--model SPEC] [--mutant NAME] [--instance ID] [--json] FILE|-
 
 Replays a trace against a registered spec and prints every accepted event
 with the candidate spec state(s) after it and the actions enabled there,
 then the verdict report (as tracecheck check prints it). Use it to read
 a trace the way the spec sees it, or to see the road to a divergence.
---json writes NDJSON instead: one object a step ({"file", "line",
+--instance ID prints the steps of that instance only. --model and
+--mutant are check's. --json writes NDJSON instead: one object a step ({"file", "line",
 "instance", "seq", "action", "args"?: [text], "part"?, "stutter"?,
 "states": [state], "enabled": [[action]]}, each argument and state in
 TLA+ syntax), then one {"report": ...} as check --json has it.
@@ -27,8 +28,8 @@ error, 2 usage.`
 func (a *app) runReplay(args []string, stdout, stderr io.Writer) int {
 	fs := NewFlagSet("replay", replaySynopsis, stderr)
 	tf := a.addTraceFlags(fs)
-	only := fs.String("instance", "", "print only the steps of instance `NAME`")
-	asJSON := fs.Bool("json", false, "write NDJSON: one object a step, then {\"report\": ...}")
+	only := fs.String("instance", "", UsageInstance)
+	asJSON := fs.Bool("json", false, UsageJSON)
 	files, code := a.traceArgs(fs, tf, args, stderr, "want exactly one trace", func(n int) bool { return n == 1 })
 	if code >= 0 {
 		return code

@@ -82,9 +82,9 @@ func runCommand(specs []Spec, args []string, stdout, stderr io.Writer) int {
 	replicas := fs.Int("replicas", 1, "stream and bucket replicas, on a cluster (a new deployment's)")
 	metrics := fs.String("metrics", "127.0.0.1:9464", "serve Prometheus metrics on `HOST:PORT`/metrics (\"\": none)")
 	id := fs.String("id", "", "this monitor's `name` among those sharing the partitions (default host-pid-random)")
-	maxLine := fs.Int("max-line", trace.DefaultMaxLine, "largest event in `bytes`; a larger one is its instance's input error")
+	maxLine := fs.Int("max-line", trace.DefaultMaxLine, cli.UsageMaxLine)
 	all := fs.Bool("all", false, "print valid verdicts too")
-	asJSON := fs.Bool("json", false, "print each verdict as one JSON object a line")
+	asJSON := fs.Bool("json", false, cli.UsageJSON)
 	rest, code := cli.Parse(fs, args)
 	if code >= 0 {
 		return code

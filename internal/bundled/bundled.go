@@ -29,12 +29,15 @@ func Specs() []cli.Spec {
 	return []cli.Spec{Program(), Session()}
 }
 
-// Program is spec/Program.tla, drawn with seed 000's chart labels.
+// Program is spec/Program.tla, drawn (its mutants too) with the labels of
+// seed 000's chart: the publisher's original design chart, which the spec
+// formalises.
 func Program() cli.Spec {
-	m := cli.Of(program.Spec(), chart.Style[program.State]{
+	style := chart.Style[program.State]{
 		State: func(s program.State) string { return s.Phase.String() },
 		Edge:  func(a string) string { return program.Labels[a] },
-	})
+	}
+	m := cli.Of(program.Spec(), style)
 	s := cli.Spec{
 		Name:   m.Name(),
 		Doc:    "Python execution and checkpoint publication (seed 000, spec/Program.tla)",
@@ -44,7 +47,7 @@ func Program() cli.Spec {
 	}
 	for _, mu := range program.Mutants {
 		s.Mutants = append(s.Mutants, cli.Mutant{Name: mu.String(), Doc: programMutantDocs[mu], Breaks: mu.Breaks(),
-			Model: cli.Of(program.MutantSpec(mu))})
+			Model: cli.Of(program.MutantSpec(mu), style)})
 	}
 	return s
 }

@@ -132,6 +132,13 @@ func openJournal(root Root, name, run string, clock Clock) (*journal, error) {
 		}
 		return nil, fmt.Errorf("%w: open journal: %w", ErrJournal, err)
 	}
+	// The journal's name (and, in a run directory, run.json's and the
+	// logs') is durable only once its directory is fsynced: without it, a
+	// power cut could take the journal and every fsynced receipt with it.
+	if err := root.SyncDir(path.Dir(name)); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%w: open journal: fsync its directory: %w", ErrJournal, err)
+	}
 	out := &journalFile{f: f}
 	w := trace.NewWriter(out)
 	w.SyncEach = true // every receipt is fsynced before the run goes on

@@ -445,6 +445,11 @@ func (r *run) prepare(ctx context.Context) error {
 		r.release(f.Close)
 		r.logs[n] = newCappedLog(f, LogHead, LogTail)
 	}
+	// Complete means durable too: run.json's and the logs' names are
+	// fsynced before the directory appears under its final name.
+	if err := pub.SyncDir(tmpDir); err != nil {
+		return fmt.Errorf("%w: run directory: %w", ErrStorage, err)
+	}
 	if err := pub.RenameNoReplace(tmpDir, pub, r.runDir); err != nil {
 		return fmt.Errorf("%w: run directory: %w", ErrStorage, err)
 	}

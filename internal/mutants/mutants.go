@@ -9,6 +9,8 @@ import "github.com/tracecheck/tracecheck/mutate"
 const (
 	publisher = "impl/checkpoint/publisher.go"
 	manifest  = "impl/checkpoint/manifest.go"
+	hashGo    = "impl/checkpoint/hash.go"
+	journalGo = "impl/checkpoint/journal.go"
 	pubcheck  = "./harness/pubcheck/"
 	ckpt      = "./impl/checkpoint/"
 
@@ -76,7 +78,47 @@ func Named() []mutate.Mutant {
 			File:  manifest,
 			Old:   "\tsy.start(mf)\n",
 			New:   "\tmf.Close()\n",
-			Tests: []mutate.Test{{Package: ckpt}, {Package: pubcheck, Run: "TestFaultInjection"}},
+			Tests: []mutate.Test{{Package: ckpt}, {Package: pubcheck, Run: "TestFaultInjection|TestDurability"}},
+		},
+		{
+			Name:  "publisher/publish-by-copy",
+			Doc:   "the verified checkpoint is copied to its name (file by file, not fsynced) and staging removed, instead of renamed there atomically",
+			File:  publisher,
+			Old:   "\tif err := r.staging.root.RenameNoReplace(r.staging.name, r.pub, cfg.Name); err != nil {\n",
+			New:   "\tif err := func() error {\n\t\tif err := os.CopyFS(target, os.DirFS(r.res.Staging)); err != nil {\n\t\t\treturn err\n\t\t}\n\t\treturn r.staging.root.RemoveAll(r.staging.name)\n\t}(); err != nil {\n",
+			Tests: []mutate.Test{{Package: pubcheck, Run: "TestDurability"}},
+		},
+		{
+			Name:  "publisher/skip-file-fsync",
+			Doc:   "the staged files are never fsynced (their descriptors just closed), and nothing says so",
+			File:  hashGo,
+			Old:   "\t\tsy.start(sf)\n",
+			New:   "\t\tsf.Close()\n",
+			Tests: []mutate.Test{{Package: pubcheck, Run: "TestDurability"}},
+		},
+		{
+			Name:  "publisher/skip-dir-fsync",
+			Doc:   "the staged directories are never fsynced, so the renamed checkpoint's entries may vanish, and nothing says so",
+			File:  manifest,
+			Old:   "\t\tsy.do(root.Path()+\"/\"+d, func() error { return root.SyncDir(d) })\n",
+			New:   "\t\t_ = d\n",
+			Tests: []mutate.Test{{Package: pubcheck, Run: "TestDurability"}},
+		},
+		{
+			Name:  "publisher/skip-publish-dir-fsync",
+			Doc:   "the publish directory is not fsynced after the rename, yet the Published receipt says durable",
+			File:  publisher,
+			Old:   "\tif err := r.pub.SyncDir(\".\"); err != nil {\n",
+			New:   "\tif err := error(nil); err != nil {\n",
+			Tests: []mutate.Test{{Package: pubcheck, Run: "TestDurability"}},
+		},
+		{
+			Name:  "publisher/skip-receipt-fsync",
+			Doc:   "journal receipts are written but never fsynced, and nothing says so",
+			File:  journalGo,
+			Old:   "func (j *journalFile) Sync() error { return j.f.Sync() }",
+			New:   "func (j *journalFile) Sync() error { return nil }",
+			Tests: []mutate.Test{{Package: pubcheck, Run: "TestDurability"}},
 		},
 		{
 			Name: "session/fire-and-forget-compaction",

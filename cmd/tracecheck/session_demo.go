@@ -197,6 +197,6 @@ func writeMixFigures(w io.Writer, rep session.DemoReport, seed int64) {
 		rep.Overlaps, rep.Failures, rep.Refused)
 	fmt.Fprintf(w, "sessions ended: %d hang-ups, %d connection drops, %d child panics (vad %d, tts %d, compaction %d)\n",
 		rep.HangUps, rep.Drops, rep.Panics, rep.PanicsBy["vad"], rep.PanicsBy["tts"], rep.PanicsBy["compaction"])
-	fmt.Fprintf(w, "audio chunks received after their response was canceled or preempted: %d; sent by a TTS pipeline whose response was already canceled: %d (seed 001's known defect, not fixed)\n",
-		rep.LateAudio, rep.SentAfterCancel)
+	fmt.Fprintf(w, "barge-in: %d responses interrupted by the user's speech; audio chunks received after their response was canceled, preempted or torn down: %d; sent by a TTS pipeline whose response was already canceled: %d (both must be 0: an ended response's buffered audio is discarded)\n",
+		rep.Interrupted, rep.LateAudio, rep.SentAfterCancel)
 }

@@ -92,11 +92,18 @@ func Classify(err error) ErrKind {
 
 // Result is what a call returned: its error kind, and for Push the turn
 // event and frame number, for Start the response, for Trigger the job.
+//
+// For Push, BargeIn and Interrupted are the turn event's: the frame
+// brought the turn's speech to the session's barge-in threshold, and the
+// barge-in canceled the active response. A Push with BargeIn set belongs
+// to the response coordinator's partition too.
 type Result struct {
-	Err   ErrKind
-	Turn  session.TurnKind
-	Frame uint64
-	ID    uint64
+	Err         ErrKind
+	Turn        session.TurnKind
+	Frame       uint64
+	ID          uint64
+	BargeIn     bool
+	Interrupted bool
 }
 
 // linState is the sequential model's state. Each partition uses only its
@@ -110,6 +117,8 @@ type linState struct {
 	next    uint64 // last response handed out
 	jobs    uint64 // last compaction job handed out
 	running bool   // a compaction may be running
+	barge   int    // ModelOptions.BargeInFrames
+	speech  int    // speech frames in the turn in progress
 }
 
 // step is the sequential specification of the coordinators' operations,
@@ -137,9 +146,19 @@ func step(s linState, op Op, r Result) (bool, linState) {
 		want := session.TurnNone
 		switch {
 		case op.Speech && s.vad == session.VADSilent:
-			s.vad, want = session.VADSpeech, session.TurnStarted
+			s.vad, want, s.speech = session.VADSpeech, session.TurnStarted, 0
 		case !op.Speech && s.vad == session.VADSpeech:
 			s.vad, want = session.VADSilent, session.TurnStopped
+		}
+		if s.barge > 0 {
+			barge := false
+			if op.Speech {
+				s.speech++
+				barge = s.speech == s.barge
+			}
+			if r.BargeIn != barge {
+				return false, s
+			}
 		}
 		return r.Turn == want, s
 	case OpStart:
@@ -180,11 +199,40 @@ func step(s linState, op Op, r Result) (bool, linState) {
 	return false, s
 }
 
+// bargeIn is the response coordinator's side of a Push that reached the
+// barge-in threshold: it canceled the active response (Interrupted), or
+// none was active (or, if responses may complete, the active one had
+// completed).
+func bargeIn(s linState, r Result) (bool, linState) {
+	if s.closed { // the response coordinator had stopped: nothing to interrupt
+		return !r.Interrupted, s
+	}
+	if r.Interrupted {
+		if s.active == 0 {
+			return false, s
+		}
+		s.active = 0
+		return true, s
+	}
+	if s.active != 0 && !s.mayEnd {
+		return false, s
+	}
+	s.active = 0
+	return true, s
+}
+
 // ModelOptions describe the sessions a history was taken from.
 type ModelOptions struct {
 	// ResponsesComplete: responses may complete on their own (the
 	// generator returns), not only when finished, canceled or preempted.
 	ResponsesComplete bool
+	// BargeInFrames is the number of speech frames of a turn that reach
+	// the sessions' Config.BargeInMinSpeech: the model then checks each
+	// Push's BargeIn, and a Push with BargeIn set is also an operation of
+	// the response coordinator (it cancels the active response). 0: the
+	// model does not check barge-in (with ResponsesComplete, a response a
+	// barge-in canceled looks to it like one that completed).
+	BargeInFrames int
 }
 
 // Model is the porcupine model of a session's coordinators, for sessions
@@ -196,13 +244,19 @@ func Model() porcupine.Model { return ModelWith(ModelOptions{}) }
 // ModelWith is Model for sessions described by opt.
 func ModelWith(opt ModelOptions) porcupine.Model {
 	return porcupine.Model{
-		Init: func() any { return linState{mayEnd: opt.ResponsesComplete} },
+		Init: func() any { return linState{mayEnd: opt.ResponsesComplete, barge: opt.BargeInFrames} },
 		Step: func(state, input, output any) (bool, any) {
+			if _, ok := input.(bargeOp); ok {
+				return bargeIn(state.(linState), output.(Result))
+			}
 			return step(state.(linState), input.(Op), output.(Result))
 		},
 		Equal:     func(a, b any) bool { return a.(linState) == b.(linState) },
 		Partition: partition,
 		DescribeOperation: func(input, output any) string {
+			if b, ok := input.(bargeOp); ok {
+				input = b.Op
+			}
 			op, r := input.(Op), output.(Result)
 			arg := ""
 			switch op.Kind {
@@ -217,6 +271,10 @@ func ModelWith(opt ModelOptions) porcupine.Model {
 			res := r.Err.String()
 			switch {
 			case r.Err != ErrNone:
+			case op.Kind == OpPush && r.Interrupted:
+				res = fmt.Sprintf("%v frame %d, barge-in interrupted the response", r.Turn, r.Frame)
+			case op.Kind == OpPush && r.BargeIn:
+				res = fmt.Sprintf("%v frame %d, barge-in (no response)", r.Turn, r.Frame)
 			case op.Kind == OpPush:
 				res = fmt.Sprintf("%v frame %d", r.Turn, r.Frame)
 			case op.Kind == OpStart || op.Kind == OpTrigger:
@@ -245,6 +303,10 @@ func partition(h []porcupine.Operation) [][]porcupine.Operation {
 		op := o.Input.(Op)
 		if c := op.Kind.coordinator(); c >= 0 {
 			add(key{op.Session, c}, o)
+			if m := partOf(op, o.Output.(Result)); m != c { // a barge-in: M3's too
+				o.Input = bargeOp{op}
+				add(key{op.Session, m}, o)
+			}
 			continue
 		}
 		for c := 0; c < 3; c++ {
@@ -256,4 +318,18 @@ func partition(h []porcupine.Operation) [][]porcupine.Operation {
 		out = append(out, groups[k])
 	}
 	return out
+}
+
+// bargeOp is a Push that reached the barge-in threshold, as an operation
+// of the response coordinator's partition.
+type bargeOp struct{ Op }
+
+// partOf is the coordinator of a Push's barge-in: the response
+// coordinator's (1) when the push reached the threshold (and was not
+// refused), else the operation's own.
+func partOf(op Op, r Result) int {
+	if op.Kind == OpPush && r.BargeIn && r.Err == ErrNone {
+		return 1
+	}
+	return op.Kind.coordinator()
 }

@@ -76,6 +76,41 @@ func TestModelJudges(t *testing.T) {
 			}
 		})
 	}
+	// Barge-in at the turn's second speech frame: that push cancels the
+	// active response, in the response coordinator's partition.
+	barging := ModelWith(ModelOptions{BargeInFrames: 2})
+	speech := Op{Kind: OpPush, Speech: true}
+	started := Result{Turn: session.TurnStarted, Frame: 1}
+	for _, tt := range []struct {
+		name string
+		h    []porcupine.Operation
+		want porcupine.CheckResult
+	}{
+		{"barge-in interrupts the active response", []porcupine.Operation{
+			op(0, 1, 2, start, Result{ID: 1}), op(1, 3, 4, speech, started),
+			op(1, 5, 6, speech, Result{Frame: 2, BargeIn: true, Interrupted: true}),
+			op(0, 7, 8, Op{Kind: OpCancel, ID: 1}, Result{Err: ErrNoResponse})}, porcupine.Ok},
+		{"the interrupted response is still finished", []porcupine.Operation{
+			op(0, 1, 2, start, Result{ID: 1}), op(1, 3, 4, speech, started),
+			op(1, 5, 6, speech, Result{Frame: 2, BargeIn: true, Interrupted: true}),
+			op(0, 7, 8, Op{Kind: OpFinish, ID: 1}, Result{})}, porcupine.Illegal},
+		{"a barge-in missing the active response", []porcupine.Operation{
+			op(0, 1, 2, start, Result{ID: 1}), op(1, 3, 4, speech, started),
+			op(1, 5, 6, speech, Result{Frame: 2, BargeIn: true})}, porcupine.Illegal},
+		{"a barge-in concurrent with the start may miss it", []porcupine.Operation{
+			op(0, 1, 8, start, Result{ID: 1}), op(1, 3, 4, speech, started),
+			op(1, 5, 6, speech, Result{Frame: 2, BargeIn: true})}, porcupine.Ok},
+		{"a barge-in at the wrong frame", []porcupine.Operation{
+			op(1, 3, 4, speech, Result{Turn: session.TurnStarted, Frame: 1, BargeIn: true})}, porcupine.Illegal},
+		{"no barge-in at the threshold", []porcupine.Operation{
+			op(1, 3, 4, speech, started), op(1, 5, 6, speech, Result{Frame: 2})}, porcupine.Illegal},
+	} {
+		t.Run("barge-in/"+tt.name, func(t *testing.T) {
+			if got := porcupine.CheckOperationsTimeout(barging, tt.h, 0); got != tt.want {
+				t.Fatalf("porcupine says %v, want %v", got, tt.want)
+			}
+		})
+	}
 }
 
 func TestWindows(t *testing.T) {
@@ -112,7 +147,11 @@ func TestTTSClosedBeforeTeardown(t *testing.T) {
 		ev("a", "Teardown", false, 0), ev("a", "TTSClosed", true, 2), // too late
 	}
 	bad := TTSClosedBeforeTeardown(events)
-	if len(bad) != 1 || !strings.Contains(bad[0], "response 2") {
-		t.Fatalf("got %q, want one complaint about a's response 2", bad)
+	if len(bad) != 2 || !strings.Contains(bad[0], "response 2") || !strings.Contains(bad[1], "response 2") {
+		t.Fatalf("got %q, want two complaints about a's response 2 (not closed before Teardown, closed after it)", bad)
+	}
+	twice := []trace.Event{ev("c", "RespStart", false, 1), ev("c", "TTSClosed", true, 1), ev("c", "TTSClosed", true, 1), ev("c", "Teardown", false, 0)}
+	if bad := TTSClosedBeforeTeardown(twice); len(bad) != 1 || !strings.Contains(bad[0], "closed twice") {
+		t.Fatalf("got %q, want one complaint about c's response 1 closed twice", bad)
 	}
 }

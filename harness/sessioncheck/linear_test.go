@@ -59,16 +59,23 @@ type workload struct {
 	completing                    bool // responses complete on their own
 }
 
+// linearBargeFrames is the barge-in threshold of the linearizability
+// runs, in speech frames of sessiontest's (20 ms): a turn's third speech
+// frame interrupts the active response.
+const linearBargeFrames = 3
+
 // newLinearSession starts session i for a linearizability run: SilenceFrames
-// 1, deterministic workers, its trace stamped into rec.
+// 1, barge-in at linearBargeFrames, deterministic workers, its trace
+// stamped into rec.
 func newLinearSession(t *testing.T, i int, rec *sessioncheck.Recorder, gen session.Generator) *session.Session {
 	t.Helper()
 	s, err := session.New(context.Background(), session.Config{
 		Instance: fmt.Sprintf("s%d", i), Sink: rec, SilenceFrames: 1, JoinTimeout: 10 * time.Second,
-		Detector:    &sessiontest.Detector{},
-		Generator:   gen,
-		Synthesizer: sessiontest.Synthesizer{},
-		Compactor:   &sessiontest.Compactor{},
+		BargeInMinSpeech: linearBargeFrames * 20 * time.Millisecond,
+		Detector:         &sessiontest.Detector{},
+		Generator:        gen,
+		Synthesizer:      sessiontest.Synthesizer{},
+		Compactor:        &sessiontest.Compactor{},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +98,8 @@ func perform(clock *sessioncheck.Clock, s *session.Session, client int, op sessi
 			frame = sessiontest.Speech()
 		}
 		ev, err := s.PushAudio(frame)
-		res = sessioncheck.Result{Err: sessioncheck.Classify(err), Turn: ev.Kind, Frame: ev.Frame}
+		res = sessioncheck.Result{Err: sessioncheck.Classify(err), Turn: ev.Kind, Frame: ev.Frame,
+			BargeIn: ev.BargeIn, Interrupted: ev.Interrupted}
 		switch ev.Kind {
 		case session.TurnStarted:
 			key = sessioncheck.EventKey{Instance: inst, Action: "VadStart", ID: ev.Frame}
@@ -269,7 +277,7 @@ func TestLinearizable(t *testing.T) {
 			if len(run.ops) < w.goroutines*w.opsEach {
 				t.Fatalf("only %d operations", len(run.ops))
 			}
-			events := assertLinear(t, run, w.sessions, "session-linear", sessioncheck.ModelOptions{ResponsesComplete: completing})
+			events := assertLinear(t, run, w.sessions, "session-linear", sessioncheck.ModelOptions{ResponsesComplete: completing, BargeInFrames: linearBargeFrames})
 			completed := 0
 			for _, st := range events {
 				if st.Event.Action == "RespFinish" && st.Event.Detail["cause"] == "complete" {
@@ -279,8 +287,17 @@ func TestLinearizable(t *testing.T) {
 			if completing && completed == 0 {
 				t.Fatal("no response completed on its own")
 			}
-			t.Logf("%d operations by %d goroutines on %d sessions, %d trace events (%d responses completed on their own): linearizable, every event in its caller's window, trace valid",
-				len(run.ops), w.goroutines, w.sessions, len(events), completed)
+			interrupted := 0
+			for _, o := range run.ops {
+				if o.Output.(sessioncheck.Result).Interrupted {
+					interrupted++
+				}
+			}
+			if interrupted == 0 {
+				t.Fatal("no barge-in interrupted a response")
+			}
+			t.Logf("%d operations by %d goroutines on %d sessions, %d trace events (%d responses completed on their own, %d interrupted by barge-in): linearizable, every event in its caller's window, trace valid",
+				len(run.ops), w.goroutines, w.sessions, len(events), completed, interrupted)
 		})
 	}
 }
@@ -295,7 +312,7 @@ func TestLinearizableContended(t *testing.T) {
 		w.opsEach = 300
 	}
 	run := runLinear(t, w)
-	events := assertLinear(t, run, w.sessions, "session-contended", sessioncheck.ModelOptions{})
+	events := assertLinear(t, run, w.sessions, "session-contended", sessioncheck.ModelOptions{BargeInFrames: linearBargeFrames})
 	t.Logf("%d operations by %d goroutines on %d sessions, %d trace events: linearizable, every event in its caller's window, trace valid",
 		len(run.ops), w.goroutines, w.sessions, len(events))
 }
@@ -350,7 +367,7 @@ func TestFinishRacesStart(t *testing.T) {
 		run.add(perform(clock, s, 0, sessioncheck.Op{Kind: sessioncheck.OpFinish, ID: start.Output.(sessioncheck.Result).ID}))
 	}
 	run.add(perform(clock, s, 0, sessioncheck.Op{Kind: sessioncheck.OpClose}))
-	assertLinear(t, run, 1, "session-finish-races-start", sessioncheck.ModelOptions{})
+	assertLinear(t, run, 1, "session-finish-races-start", sessioncheck.ModelOptions{BargeInFrames: linearBargeFrames})
 	t.Logf("%d rounds: the finish ended the old response in %d, was refused in %d; linearizable, every event in its caller's window, trace valid",
 		rounds, finished, rounds-finished)
 }

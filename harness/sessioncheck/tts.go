@@ -9,12 +9,15 @@ import (
 // TTSClosedBeforeTeardown checks M5's relationship to M3, which
 // session.fizz leaves inside resp ("resp terminated => tts closed"): in
 // each instance, every response that a RespStart event started has a
-// TTSClosed stutter event before the instance's Teardown. It returns one
-// line per response whose pipeline was not seen closed.
+// TTSClosed stutter event before the instance's Teardown, and exactly one
+// (a pipeline is joined once). It returns one line per response whose
+// pipeline was not seen closed before Teardown, and one per TTSClosed
+// event after Teardown or for a response already closed.
 func TTSClosedBeforeTeardown(events []trace.Event) []string {
 	type inst struct {
-		open []uint64 // started responses not yet seen closed, in order
-		torn bool
+		open   []uint64 // started responses not yet seen closed, in order
+		closed map[uint64]bool
+		torn   bool
 	}
 	insts := map[string]*inst{}
 	var bad []string
@@ -38,6 +41,16 @@ func TTSClosedBeforeTeardown(events []trace.Event) []string {
 			in.open = append(in.open, num(e))
 		case e.Action == "TTSClosed" && e.Stutter:
 			id := num(e)
+			switch {
+			case in.closed[id]:
+				bad = append(bad, fmt.Sprintf("%s#%d: response %d's TTS pipeline closed twice", e.Instance, e.Seq, id))
+			case in.torn:
+				bad = append(bad, fmt.Sprintf("%s#%d: response %d's TTS pipeline closed after Teardown", e.Instance, e.Seq, id))
+			}
+			if in.closed == nil {
+				in.closed = map[uint64]bool{}
+			}
+			in.closed[id] = true
 			for i, o := range in.open {
 				if o == id {
 					in.open = append(in.open[:i], in.open[i+1:]...)

@@ -33,6 +33,21 @@ type Config struct {
 	// Compactor compacts the conversation history. Default
 	// TruncatingCompactor{}.
 	Compactor Compactor
+	// SampleRate is the sample rate, in Hz, of the PCM16 mono frames given
+	// to PushAudio; the VAD measures speech in audio time with it.
+	// Default 16000. Must be >= 0.
+	SampleRate int
+	// BargeInMinSpeech is how much speech (audio time, counted over the
+	// speech frames of the user's turn) interrupts the agent: when a turn's
+	// speech reaches it, the active response, if any, is canceled, its TTS
+	// stops and its buffered audio is discarded (barge-in; see
+	// Session.PushAudio). It is counted once per turn: a response started
+	// after that point in the turn is not interrupted. Default
+	// DefaultBargeInMinSpeech (200 ms: a cough or a click does not
+	// interrupt, a word does); a value up to one frame interrupts at the
+	// turn's first speech frame; BargeInOff (any negative value) disables
+	// barge-in.
+	BargeInMinSpeech time.Duration
 	// AudioBuffer is the capacity of each response's audio channel.
 	// Default 16. Must be >= 0.
 	AudioBuffer int
@@ -40,6 +55,16 @@ type Config struct {
 	// stop. Default 2s. Must be > 0.
 	JoinTimeout time.Duration
 }
+
+// Barge-in settings of Config.BargeInMinSpeech.
+const (
+	// DefaultBargeInMinSpeech is the default minimum speech that
+	// interrupts a response.
+	DefaultBargeInMinSpeech = 200 * time.Millisecond
+	// BargeInOff disables barge-in: the user's speech never cancels a
+	// response (the client may, with CancelResponse).
+	BargeInOff time.Duration = -1
+)
 
 func (c Config) withDefaults() (Config, error) {
 	if c.Instance == "" {
@@ -65,6 +90,15 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Compactor == nil {
 		c.Compactor = TruncatingCompactor{}
+	}
+	switch {
+	case c.SampleRate == 0:
+		c.SampleRate = 16000
+	case c.SampleRate < 0:
+		return c, fmt.Errorf("%w: SampleRate %d < 0", ErrConfig, c.SampleRate)
+	}
+	if c.BargeInMinSpeech == 0 {
+		c.BargeInMinSpeech = DefaultBargeInMinSpeech
 	}
 	switch {
 	case c.AudioBuffer == 0:

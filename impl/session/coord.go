@@ -87,6 +87,11 @@ type worker struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	ended  bool
+	// halt, if set, is called once, when the work ends and before that end
+	// is committed: cut says the coordinator ends it before it returned
+	// (a response's stream is then cut), err is the error its caller sees.
+	halt   func(cut bool, err error)
+	halted bool
 }
 
 func newWorker(id uint64, t task) worker {
@@ -107,11 +112,20 @@ func (w *worker) result() error {
 // end cancels the work and, the first time, ends it for the caller with
 // err.
 func (w *worker) end(err error) {
+	w.stop(true, err)
 	w.cancel()
 	if !w.ended {
 		w.ended = true
 		w.err = err
 		close(w.done)
+	}
+}
+
+// stop halts the work's output, the first time (see worker.halt).
+func (w *worker) stop(cut bool, err error) {
+	if w.halt != nil && !w.halted {
+		w.halted = true
+		w.halt(cut, err)
 	}
 }
 
@@ -247,6 +261,7 @@ func (c *coord[S, In, R]) serve(in In) (R, error) {
 	if o.start != 0 {
 		o.reply, w = c.spawn(o.start, in, next)
 	}
+	c.halt(o.end, o.endErr, true)
 	c.commit(next, o.ev)
 	c.end(o.end, o.endErr)
 	if w != nil {
@@ -259,6 +274,7 @@ func (c *coord[S, In, R]) serve(in In) (R, error) {
 func (c *coord[S, In, R]) exited(ex exit) {
 	c.stutter(ex.id)
 	next, o := c.ended(c.state, ex)
+	c.halt(o.end, o.endErr, false)
 	c.commit(next, o.ev)
 	c.end(o.end, o.endErr)
 	delete(c.live, ex.id)
@@ -291,6 +307,14 @@ func (c *coord[S, In, R]) commit(next S, ev event) {
 func (c *coord[S, In, R]) stutter(id uint64) {
 	if c.joined != nil {
 		c.commit(c.state, c.joined(id))
+	}
+}
+
+// halt halts the output of worker id, whose work ends with err, before
+// that end is committed (id 0: none); cut says the work had not returned.
+func (c *coord[S, In, R]) halt(id uint64, err error, cut bool) {
+	if w := c.live[id]; id != 0 && w != nil {
+		w.stop(cut, err)
 	}
 }
 

@@ -46,14 +46,19 @@ type DemoReport struct {
 	// or a panic in its pipeline), ClosedResponses (torn down with the
 	// session).
 	Completed, Finished, Canceled, Preempted, FailedResponses, ClosedResponses int
+	// Interrupted counts the responses the session canceled itself when
+	// the user's speech reached Config.BargeInMinSpeech (barge-in); they
+	// are among Canceled.
+	Interrupted int
 	// LateAudio counts audio chunks the client received from a response
-	// after it had been canceled or preempted: seed 001's "canceled
-	// responses still deliver audio", measured, not fixed.
+	// after it had been canceled, preempted or torn down (by a receive
+	// begun after the response's Done was closed). It must be 0: a
+	// response ended early has its buffered audio discarded.
 	LateAudio int64
-	// SentAfterCancel counts, of all responses, the audio chunks the TTS
-	// pipeline still put on the stream although the response's work had
-	// been canceled (canceled, preempted or torn down) before the send:
-	// the pipeline's part in LateAudio (the rest was already buffered).
+	// SentAfterCancel counts the audio chunks a TTS pipeline still put on
+	// a response's stream although the response's work had been canceled
+	// before the send. It must be 0: an ended response's stream is cut
+	// before its work is canceled.
 	SentAfterCancel int64
 	// Overlaps counts compactions during which a response was speaking.
 	Overlaps int
@@ -92,6 +97,7 @@ func (r *DemoReport) add(o DemoReport) {
 	r.Preempted += o.Preempted
 	r.FailedResponses += o.FailedResponses
 	r.ClosedResponses += o.ClosedResponses
+	r.Interrupted += o.Interrupted
 	r.LateAudio += o.LateAudio
 	r.SentAfterCancel += o.SentAfterCancel
 	r.Overlaps += o.Overlaps

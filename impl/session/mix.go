@@ -119,6 +119,8 @@ type mixSession struct {
 	// The scripted session's view of the spec state.
 	vad    bool
 	silent int // silent frames in a row during speech
+	speech int // speech frames in the turn in progress
+	barge  int // the speech frames that interrupt a response (barge-in)
 	resp   *mixResp
 	job    *mixJob
 	nresp  int
@@ -215,6 +217,8 @@ func mixDemo(ctx context.Context, dc DemoConfig, i int) (DemoReport, error) {
 		return DemoReport{}, err
 	}
 	m.s, m.quiet = s, s.cfg.SilenceFrames
+	frame := time.Duration(int64(len(mixSpeech)) * int64(time.Second) / int64(s.cfg.SampleRate))
+	m.barge = int((s.cfg.BargeInMinSpeech + frame - 1) / frame)
 	if m.racing {
 		m.rep.Racing = 1
 		m.runRacing()
@@ -286,20 +290,32 @@ func (m *mixSession) wait(c <-chan struct{}, what string) bool {
 	}
 }
 
-// listen plays r's audio (the client reads it until the stream closes),
-// and counts the chunks that arrive after r was canceled or preempted.
+// listen plays r's audio (the client reads it until the stream closes,
+// and acknowledges each chunk as played, so that a response cut short
+// leaves in the history what the user heard), and counts the chunks that
+// arrive after r was canceled, preempted or torn down: a chunk read by a
+// receive that began after r's Done was closed.
 func (m *mixSession) listen(r *Response) {
 	m.listeners.Add(1)
 	go func() {
 		defer m.listeners.Done()
-		for chunk := range r.Audio() {
-			m.audio.Add(int64(len(chunk)))
+		for {
+			ended := false
 			select {
 			case <-r.Done():
-				if o := respOutcome(r.Err()); o == respCanceled || o == respPreempted {
+				ended = true
+			default:
+			}
+			chunk, ok := <-r.Audio()
+			if !ok {
+				break
+			}
+			m.audio.Add(int64(len(chunk)))
+			r.Played(len(chunk))
+			if ended {
+				if o := respOutcome(r.Err()); o == respCanceled || o == respPreempted || o == respClosed {
 					m.late.Add(1)
 				}
-			default:
 			}
 		}
 		select {
@@ -344,8 +360,9 @@ func (m *mixSession) check(after string) {
 
 // push streams n frames of speech or silence from the microphone: the
 // first speech frame of a turn is VadStart (a barge-in if a response is
-// active), the SilenceFrames-th silent frame in a row ends the turn
-// (VadStop).
+// active), the speech frame that brings the turn to BargeInMinSpeech
+// interrupts the active response (the session cancels it), the
+// SilenceFrames-th silent frame in a row ends the turn (VadStop).
 func (m *mixSession) push(speech bool, n int) {
 	frame := mixSilence
 	if speech {
@@ -360,7 +377,7 @@ func (m *mixSession) push(speech bool, n int) {
 		want := TurnNone
 		switch {
 		case speech && !m.vad:
-			want, m.vad, m.silent = TurnStarted, true, 0
+			want, m.vad, m.silent, m.speech = TurnStarted, true, 0, 0
 			if m.resp != nil {
 				m.rep.BargeIns++
 			}
@@ -373,6 +390,30 @@ func (m *mixSession) push(speech bool, n int) {
 		}
 		if ev.Kind != want {
 			m.failf("frame %d: %v, the script expected %v", ev.Frame, ev.Kind, want)
+		}
+		barge := false
+		if speech {
+			m.speech++
+			barge = m.speech == m.barge
+		}
+		switch {
+		case ev.BargeIn != barge:
+			m.failf("frame %d: barge-in %v, the script expected %v", ev.Frame, ev.BargeIn, barge)
+		case ev.Interrupted != (barge && m.resp != nil):
+			m.failf("frame %d: interrupted %v, the script expected %v", ev.Frame, ev.Interrupted, barge && m.resp != nil)
+		case ev.Interrupted:
+			// The response was canceled, its audio stopped, before
+			// PushAudio returned.
+			select {
+			case <-m.resp.r.Done():
+			default:
+				m.failf("frame %d: response %d interrupted but not ended", ev.Frame, m.resp.r.ID())
+			}
+			if !errors.Is(m.resp.r.Err(), ErrCanceled) {
+				m.failf("response %d interrupted: Err %v, want ErrCanceled", m.resp.r.ID(), m.resp.r.Err())
+			}
+			m.resp = nil
+			m.rep.Interrupted++
 		}
 	}
 	m.check("PushAudio")
@@ -510,10 +551,9 @@ func (m *mixSession) turn(t int, last bool) bool {
 	}
 	rnd := m.rng.Float64
 	speak := 3 + m.rng.IntN(10) // 0.3 to 1.2 s of speech
-	barge := m.rng.IntN(3)      // the tick at which the client reacts to a barge-in
 	for k := 0; k < speak && m.ok(); k++ {
 		m.push(true, framesPerTick)
-		m.whileSpeaking(k == barge)
+		m.whileSpeaking(k == 0)
 		if ended() {
 			return true
 		}
@@ -540,7 +580,7 @@ func (m *mixSession) turn(t int, last bool) bool {
 	case rnd() < 0.93:
 		m.startResp(fmt.Sprintf("turn %d", t))
 	}
-	m.appendHistory(fmt.Sprintf("user: turn %d", t), fmt.Sprintf("assistant: answer %d", t))
+	m.appendHistory(fmt.Sprintf("user: turn %d", t)) // the answer's item is the response's own
 	if m.job == nil && rnd() < 0.4 {
 		m.trigger()
 	}
@@ -556,15 +596,16 @@ func (m *mixSession) turn(t int, last bool) bool {
 	return false
 }
 
-// whileSpeaking is what may happen at a tick while the user speaks: the
-// client cancels the response that is speaking (barge-in), the response
+// whileSpeaking is what may happen at a tick while the user speaks: at the
+// turn's first tick (100 ms of speech, before the session's own barge-in
+// at 200 ms), an eager client cancels the response that is speaking; the response
 // completes anyway, compaction ends or starts (the history is over its
 // budget), or the agent starts a response speculatively, before the turn
 // ends (preempting one still speaking), and revises it as the user goes
 // on (a new draft preempts the old).
 func (m *mixSession) whileSpeaking(bargeTick bool) {
 	rnd := m.rng.Float64
-	if m.resp != nil && bargeTick && rnd() < 0.65 {
+	if m.resp != nil && bargeTick && rnd() < 0.3 {
 		m.endResp("cancel")
 	}
 	if m.resp != nil && m.ok() && rnd() < 0.06 {
@@ -735,7 +776,7 @@ func (m *mixSession) runRacing() {
 			agent.Responses++
 			cur.Store(&mixResp{r: r, h: h})
 			m.listen(r)
-			for _, it := range []string{fmt.Sprintf("user: turn %d", t), fmt.Sprintf("assistant: answer %d", t)} {
+			for _, it := range []string{fmt.Sprintf("user: turn %d", t)} { // the answer's item is the response's own
 				if err := m.s.AppendHistory(it); err != nil && !closed(err) {
 					agentErr = fmt.Errorf("AppendHistory: %w", err)
 					return
@@ -792,10 +833,13 @@ func (m *mixSession) runRacing() {
 			if ev.Kind != TurnNone {
 				kind = ev.Kind
 			}
+			if ev.Interrupted {
+				m.rep.Interrupted++
+			}
 			if ev.Kind == TurnStarted {
 				if r := speaking(); r != nil {
 					m.rep.BargeIns++
-					if m.rng.Float64() < 0.65 {
+					if m.rng.Float64() < 0.3 { // an eager client; else the session's barge-in
 						if err := m.s.CancelResponse(r.r.ID()); errors.Is(err, ErrNoResponse) {
 							m.rep.Refused++ // it completed, or was preempted, meanwhile
 						} else if err != nil && !closed(err) {

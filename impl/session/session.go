@@ -275,8 +275,37 @@ func (s *Session) TraceErrors() int64 {
 // it did to the turn. It returns ErrClosed once the session is torn down,
 // and an error wrapping ErrChildPanic if the detector panicked (which also
 // tears the session down).
+//
+// Barge-in: when the frame brings the speech of the current turn to
+// Config.BargeInMinSpeech, the active response, if any, is canceled (its
+// Err is ErrCanceled, its TTS stops and its buffered audio is discarded)
+// before PushAudio returns; the event says so (BargeIn, Interrupted).
 func (s *Session) PushAudio(frame []int16) (TurnEvent, error) {
-	return s.vad.call(frameIn{pcm: frame})
+	ev, err := s.vad.call(frameIn{pcm: frame})
+	if err != nil || !ev.BargeIn {
+		return ev, err
+	}
+	_, err = s.resp.call(respIn{op: opBargeIn})
+	switch {
+	case err == nil:
+		ev.Interrupted = true
+	case errors.Is(err, ErrNoResponse), errors.Is(err, ErrClosed):
+		// Nothing to interrupt, or the session is tearing down (its
+		// responses end with it): the frame itself was taken.
+	default:
+		return ev, err
+	}
+	return ev, nil
+}
+
+// record appends a response's item to the history, unless the session is
+// tearing down. It is called from the response coordinator's goroutine;
+// the compaction coordinator never calls the response coordinator.
+func (s *Session) record(item string) {
+	if ConnState(s.conn.Load()) == ConnTorn {
+		return
+	}
+	s.comp.call(compIn{op: opAppend, item: item})
 }
 
 // StartResponse starts a response to prompt; a response already active is

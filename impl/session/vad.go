@@ -1,6 +1,9 @@
 package session
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // VADState is the state of the VAD coordinator (M2), with the spec's values.
 type VADState int8
@@ -33,6 +36,13 @@ func (k TurnKind) String() string { return enumName(k, "TurnKind", "none", "star
 type TurnEvent struct {
 	Kind  TurnKind
 	Frame uint64
+	// BargeIn says that this frame brought the turn's speech to
+	// Config.BargeInMinSpeech (once per turn): the user is talking over
+	// the agent, and the session interrupts the active response.
+	BargeIn bool
+	// Interrupted says that the barge-in canceled a response (one was
+	// active).
+	Interrupted bool
 }
 
 // vadCore is M2's pure state; its steps are its only writers.
@@ -41,6 +51,13 @@ type vadCore struct {
 	quiet   int    // Config.SilenceFrames: the non-speech frames that end a turn
 	silence int    // consecutive non-speech frames while in speech
 	frames  uint64 // frames seen
+	// Barge-in: minSpeech is Config.BargeInMinSpeech (<= 0: off), rate
+	// Config.SampleRate; speech is the audio time of the speech frames of
+	// the turn in progress, barged whether it has reached minSpeech.
+	minSpeech time.Duration
+	rate      int
+	speech    time.Duration
+	barged    bool
 }
 
 // frameIn is one audio frame: the caller's PCM and, once the detector has
@@ -60,6 +77,7 @@ func (c vadCore) step(in frameIn) (vadCore, out[TurnEvent]) {
 	switch {
 	case c.state == VADSilent && in.speech:
 		c.state, c.silence, kind = VADSpeech, 0, TurnStarted
+		c.speech, c.barged = 0, false
 	case c.state == VADSpeech && in.speech:
 		c.silence = 0
 	case c.state == VADSpeech:
@@ -68,7 +86,14 @@ func (c vadCore) step(in frameIn) (vadCore, out[TurnEvent]) {
 			c.state, c.silence, kind = VADSilent, 0, TurnStopped
 		}
 	}
-	o := out[TurnEvent]{reply: TurnEvent{Kind: kind, Frame: c.frames}}
+	barge := false
+	if in.speech && c.minSpeech > 0 && !c.barged {
+		c.speech += c.frameTime(len(in.pcm))
+		if c.speech >= c.minSpeech {
+			c.barged, barge = true, true
+		}
+	}
+	o := out[TurnEvent]{reply: TurnEvent{Kind: kind, Frame: c.frames, BargeIn: barge}}
 	if kind != TurnNone {
 		o.ev = event{action: ActVadStart, key: "frame", id: c.frames}
 		if kind == TurnStopped {
@@ -76,6 +101,11 @@ func (c vadCore) step(in frameIn) (vadCore, out[TurnEvent]) {
 		}
 	}
 	return c, o
+}
+
+// frameTime is the audio time of a frame of n samples.
+func (c vadCore) frameTime(n int) time.Duration {
+	return time.Duration(int64(n) * int64(time.Second) / int64(c.rate))
 }
 
 // terminate is the step taken when the VAD goroutine is joined.
@@ -93,7 +123,8 @@ type vadCoord struct {
 }
 
 func newVAD(s *Session) vadCoord {
-	c := vadCoord{newCoord[vadCore, frameIn, TurnEvent](s, VarVad, vadCore{quiet: s.cfg.SilenceFrames})}
+	c := vadCoord{newCoord[vadCore, frameIn, TurnEvent](s, VarVad, vadCore{quiet: s.cfg.SilenceFrames,
+		minSpeech: s.cfg.BargeInMinSpeech, rate: s.cfg.SampleRate})}
 	c.input = c.detect
 	return c
 }

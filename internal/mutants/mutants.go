@@ -14,6 +14,9 @@ const (
 	pubcheck  = "./harness/pubcheck/"
 	ckpt      = "./impl/checkpoint/"
 
+	checkGo  = "check/check.go"
+	checkPkg = "./check/"
+
 	coord        = "impl/session/coord.go"
 	sessionGo    = "impl/session/session.go"
 	sessioncheck = "./harness/sessioncheck/"
@@ -119,6 +122,30 @@ func Named() []mutate.Mutant {
 			Old:   "func (j *journalFile) Sync() error { return j.f.Sync() }",
 			New:   "func (j *journalFile) Sync() error { return nil }",
 			Tests: []mutate.Test{{Package: pubcheck, Run: "TestDurability"}},
+		},
+		{
+			Name:  "checker/accept-changing-stutter",
+			Doc:   "a stutter event whose state differs from the current one is accepted (the state it names is compared with itself)",
+			File:  checkGo,
+			Old:   "\t\t\tif !want.Equal(c.cons.vals[i]) {\n",
+			New:   "\t\t\tif !want.Equal(want) {\n",
+			Tests: []mutate.Test{{Package: checkPkg, Run: "TestCorpus|TestReferenceSession|TestDivergenceKinds"}},
+		},
+		{
+			Name:  "checker/non-terminal-end-valid",
+			Doc:   "a trace that ends where the spec may not stop is reported valid, not incomplete",
+			File:  checkGo,
+			Old:   "\t\tif e := c.spec.end(s); !e.stop {\n",
+			New:   "\t\tif e := c.spec.end(s); false && !e.stop {\n",
+			Tests: []mutate.Test{{Package: checkPkg, Run: "TestCorpus|TestReferenceProgram|TestCandidateSets"}},
+		},
+		{
+			Name:  "checker/keep-first-candidate",
+			Doc:   "when several successor states fit an event, only the first is kept as a candidate",
+			File:  checkGo,
+			Old:   "\t\t\t\tnext = c.addCandidate(next, t)\n",
+			New:   "\t\t\t\t_ = t\n",
+			Tests: []mutate.Test{{Package: checkPkg, Run: "TestCandidateSets|TestReferenceCounter|TestWideCandidateSets"}},
 		},
 		{
 			Name: "session/fire-and-forget-compaction",

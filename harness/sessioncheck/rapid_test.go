@@ -73,16 +73,25 @@ type driver struct {
 	resp     *session.Response
 	complete chan struct{} // closes to let resp complete on its own
 	gens     chan chan struct{}
+	barge    int // the speech frames of a turn that interrupt a response (0: barge-in off)
+	speech   int // speech frames in the turn in progress
 }
 
-func newDriver() (*driver, error) {
-	d := &driver{rec: &trace.Recorder{}, starts: make(chan chan struct{}), gens: make(chan chan struct{})}
+// newDriver starts the session; barge is its barge-in threshold in speech
+// frames (0: off).
+func newDriver(barge int) (*driver, error) {
+	d := &driver{rec: &trace.Recorder{}, starts: make(chan chan struct{}), gens: make(chan chan struct{}), barge: barge}
+	minSpeech := session.BargeInOff
+	if barge > 0 {
+		minSpeech = time.Duration(barge) * 20 * time.Millisecond // sessiontest's frames are 20 ms
+	}
 	s, err := session.New(context.Background(), session.Config{
 		Instance: "mbt", Sink: d.rec, SilenceFrames: 1, JoinTimeout: 10 * time.Second,
-		Detector:    &sessiontest.Detector{},
-		Generator:   stepGenerator{starts: d.gens},
-		Synthesizer: sessiontest.Synthesizer{},
-		Compactor:   stepCompactor{starts: d.starts},
+		BargeInMinSpeech: minSpeech,
+		Detector:         &sessiontest.Detector{},
+		Generator:        stepGenerator{starts: d.gens},
+		Synthesizer:      sessiontest.Synthesizer{},
+		Compactor:        stepCompactor{starts: d.starts},
 	})
 	d.s = s
 	return d, err
@@ -94,8 +103,70 @@ func observed(st session.State) msession.State {
 
 // do performs action on the session, given the model state before it and
 // whether the model enables it, and returns an error if the call's result
-// is not what the model implies.
-func (d *driver) do(action string, prev msession.State, enabled bool, how int) error {
+// is not what the model implies. A speech frame that reaches the barge-in
+// threshold while a response is active also ends it: do then returns the
+// model action that follows (RespFinish).
+func (d *driver) do(action string, prev msession.State, enabled bool, how int) (follow string, err error) {
+	switch action {
+	case msession.VadStart, msession.VadStop:
+		return d.push(action, prev, enabled)
+	}
+	return "", d.call(action, prev, enabled, how)
+}
+
+// push performs VadStart (a speech frame) or VadStop (a silent one).
+func (d *driver) push(action string, prev msession.State, enabled bool) (string, error) {
+	torn := prev.Conn == 1
+	speech := action == msession.VadStart
+	frame, want := sessiontest.Speech(), session.TurnStarted
+	if !speech {
+		frame, want = sessiontest.Silence(), session.TurnStopped
+	}
+	ev, err := d.s.PushAudio(frame)
+	if torn {
+		if !errors.Is(err, session.ErrClosed) {
+			return "", fmt.Errorf("%s: got error %v, want ErrClosed", action, err)
+		}
+		return "", nil
+	}
+	if !enabled {
+		want = session.TurnNone
+	}
+	if err != nil || ev.Kind != want {
+		return "", fmt.Errorf("%s: got %v, %v; want %v", action, ev.Kind, err, want)
+	}
+	barge := false
+	if speech {
+		if enabled {
+			d.speech = 0 // a new turn
+		}
+		d.speech++
+		barge = d.barge > 0 && d.speech == d.barge
+	}
+	interrupt := barge && prev.Resp == 1
+	if ev.BargeIn != barge || ev.Interrupted != interrupt {
+		return "", fmt.Errorf("%s: barge-in %v, interrupted %v; want %v, %v (speech frame %d of the turn, threshold %d)",
+			action, ev.BargeIn, ev.Interrupted, barge, interrupt, d.speech, d.barge)
+	}
+	if !interrupt {
+		return "", nil
+	}
+	select {
+	case <-d.resp.Done():
+	default:
+		return "", fmt.Errorf("%s: barge-in returned before response %d ended", action, d.resp.ID())
+	}
+	if !errors.Is(d.resp.Err(), session.ErrCanceled) {
+		return "", fmt.Errorf("%s: interrupted response's Err %v, want ErrCanceled", action, d.resp.Err())
+	}
+	if chunk, ok := <-d.resp.Audio(); ok {
+		return "", fmt.Errorf("%s: chunk %q after the barge-in", action, chunk)
+	}
+	return msession.RespFinish, nil
+}
+
+// call performs every other action.
+func (d *driver) call(action string, prev msession.State, enabled bool, how int) error {
 	expectErr := func(err, want error) error {
 		if want == nil && err != nil || want != nil && !errors.Is(err, want) {
 			return fmt.Errorf("%s: got error %v, want %v", action, err, want)
@@ -104,21 +175,6 @@ func (d *driver) do(action string, prev msession.State, enabled bool, how int) e
 	}
 	torn := prev.Conn == 1
 	switch action {
-	case msession.VadStart, msession.VadStop:
-		frame, want := sessiontest.Speech(), session.TurnStarted
-		if action == msession.VadStop {
-			frame, want = sessiontest.Silence(), session.TurnStopped
-		}
-		ev, err := d.s.PushAudio(frame)
-		if torn {
-			return expectErr(err, session.ErrClosed)
-		}
-		if !enabled {
-			want = session.TurnNone
-		}
-		if err != nil || ev.Kind != want {
-			return fmt.Errorf("%s: got %v, %v; want %v", action, ev.Kind, err, want)
-		}
 	case msession.RespStart:
 		r, err := d.s.StartResponse("p")
 		if !enabled {
@@ -218,8 +274,12 @@ func modelBased(sp *model.Spec[msession.State], log func([]string)) func(*rapid.
 	for i, a := range sp.Actions {
 		names[i] = a.Name
 	}
+	// Speech and responses twice as often: a user talking over a response
+	// (barge-in) is then common.
+	names = append(names, msession.VadStart, msession.RespStart)
 	return func(t *rapid.T) {
-		d, err := newDriver()
+		// Barge-in off, at the turn's first speech frame, or at its third.
+		d, err := newDriver(rapid.SampledFrom([]int{0, 1, 3}).Draw(t, "barge-in-frames"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -238,14 +298,29 @@ func modelBased(sp *model.Spec[msession.State], log func([]string)) func(*rapid.
 			if name == msession.RespFinish {
 				how = rapid.IntRange(0, 2).Draw(t, "finish-how")
 			}
-			seq = append(seq, name)
-			act, _ := sp.Action(name)
-			enabled := act.Guard(state) == ""
-			if err := d.do(name, state, enabled, how); err != nil {
-				t.Fatalf("step %d %v: %v", i+1, seq, err)
+			frames := 1 // VadStart: the user speaks 1 to 4 frames, each the action (taken or refused)
+			if name == msession.VadStart {
+				frames = rapid.IntRange(1, 4).Draw(t, "speech-frames")
 			}
-			if enabled {
-				act.Next(state, func(s msession.State) { state = s })
+			act, _ := sp.Action(name)
+			for f := 0; f < frames; f++ {
+				seq = append(seq, name)
+				enabled := act.Guard(state) == ""
+				follow, err := d.do(name, state, enabled, how)
+				if err != nil {
+					t.Fatalf("step %d %v: %v", i+1, seq, err)
+				}
+				if enabled {
+					act.Next(state, func(s msession.State) { state = s })
+				}
+				if follow != "" { // the barge-in: the model's next action, taken by the same call
+					seq = append(seq, follow+" (barge-in)")
+					fa, _ := sp.Action(follow)
+					if g := fa.Guard(state); g != "" {
+						t.Fatalf("step %d %v: the barge-in's %s is not enabled in the model: %s", i+1, seq, follow, g)
+					}
+					fa.Next(state, func(s msession.State) { state = s })
+				}
 			}
 			if diff := cmp.Diff(state, observed(d.s.State())); diff != "" {
 				t.Fatalf("step %d %v: state differs from the model (-model +impl):\n%s", i+1, seq, diff)
@@ -272,7 +347,20 @@ func modelBased(sp *model.Spec[msession.State], log func([]string)) func(*rapid.
 }
 
 func TestModelBased(t *testing.T) {
-	rapid.Check(t, modelBased(sessioncheck.Spec(false), nil))
+	runs, barged := 0, 0
+	rapid.Check(t, modelBased(sessioncheck.Spec(false), func(seq []string) {
+		runs++
+		for _, a := range seq {
+			if strings.HasSuffix(a, "(barge-in)") {
+				barged++
+				break
+			}
+		}
+	}))
+	if barged == 0 {
+		t.Fatalf("no barge-in interrupted a response in %d sequences", runs)
+	}
+	t.Logf("%d of %d sequences had a barge-in interrupt a response", barged, runs)
 }
 
 // TestShrinking runs the implementation against the M4 mutant of the spec

@@ -54,7 +54,8 @@ func TestMutateCommand(t *testing.T) {
 		code := cli.Run(cfg, args, &out, &errb)
 		return out.String(), errb.String(), code
 	}
-	out, errs, code := run("mutate", "--root", root)
+	cache := t.TempDir()
+	out, errs, code := run("mutate", "--root", root, "--cache", cache)
 	if code != cli.ExitViolation || !strings.Contains(out, "example.com/m.TestMax") || !strings.Contains(out, "SURVIVED") ||
 		!strings.Contains(out, "2 mutants: 1 killed, 1 survived") {
 		t.Fatalf("mutate: exit %d\n%s\n%s", code, out, errs)
@@ -73,5 +74,78 @@ func TestMutateCommand(t *testing.T) {
 	var errb bytes.Buffer
 	if code := cli.Run(noGate, []string{"mutate", "--gate"}, &bytes.Buffer{}, &errb); code != cli.ExitUsage || !strings.Contains(errb.String(), "no gate") {
 		t.Fatalf("--gate without a gate: exit %d %s", code, errb.String())
+	}
+}
+
+// --operators generates the fixture's operator mutants and runs each
+// against the tests covering it: the matrix goes to JSON and Markdown, the
+// score is printed, --min-score decides the exit, equivalents leave the
+// score, and --merge puts --shard runs back together.
+func TestMutateOperators(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SKIP in -short: runs go test on the mutate fixture module")
+	}
+	root := filepath.Join("..", "mutate", "testdata", "fixture")
+	cfg := cli.Config{Commands: []cli.Command{cli.MutateCommand(cli.MutateConfig{})}}
+	run := func(args ...string) (string, string, int) {
+		var out, errb bytes.Buffer
+		code := cli.Run(cfg, append([]string{"mutate"}, args...), &out, &errb)
+		return out.String(), errb.String(), code
+	}
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "cache")
+	common := []string{"--operators", "--root", root, "--cache", cache, "-j", "2"}
+	js, md := filepath.Join(dir, "m.json"), filepath.Join(dir, "m.md")
+	out, errs, code := run(append(common, "--json", js, "--markdown", md, "--title", "Fixture", ".")...)
+	if code != cli.ExitViolation || !strings.Contains(out, "16 mutants: 11 killed, 2 survived, 3 not covered, 0 equivalent") ||
+		!strings.Contains(out, "mutation score 68.8%") || !strings.Contains(out, "NOT COVERED") ||
+		!strings.Contains(errs, "16/16 done") || !strings.Contains(errs, "16 operator mutants of . (17 candidates, 1 dropped") {
+		t.Fatalf("mutate --operators: exit %d\n%s\n%s", code, out, errs)
+	}
+	whole, err := mutate.ReadMatrix(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(md); !strings.Contains(string(b), "# Fixture") || !strings.Contains(string(b), "| op/fixture.go:52:5/err-check |") {
+		t.Fatalf("markdown:\n%s", b)
+	}
+	if _, _, code := run(append(common, "--min-score", "0.6", ".")...); code != cli.ExitOK {
+		t.Errorf("--min-score 0.6 with a score of 0.69: exit %d", code)
+	}
+	eq := filepath.Join(dir, "equivalents")
+	os.WriteFile(eq, []byte("op/fixture.go:13:7/boundary x == lo returns lo\nop/fixture.go:16:7/boundary x == hi returns hi\n"), 0o644)
+	if out, errs, code := run(append(common, "--equivalents", eq, ".")...); code != cli.ExitViolation ||
+		!strings.Contains(out, "2 equivalent") || !strings.Contains(out, "EQUIVALENT: x == lo returns lo") || !strings.Contains(out, "mutation score 78.6%") {
+		t.Errorf("--equivalents: exit %d\n%s\n%s", code, out, errs)
+	}
+	var shards []string
+	for _, s := range []string{"1/2", "2/2"} {
+		f := filepath.Join(dir, "shard"+s[:1]+".json")
+		if _, errs, code := run(append(common, "--shard", s, "--json", f, ".")...); code == cli.ExitUsage || code == cli.ExitInput {
+			t.Fatalf("--shard %s: exit %d\n%s", s, code, errs)
+		}
+		shards = append(shards, f)
+	}
+	merged := filepath.Join(dir, "merged.json")
+	if out, errs, code := run(append([]string{"--merge", "--json", merged}, shards...)...); code != cli.ExitViolation || !strings.Contains(out, "16 mutants: 11 killed") {
+		t.Fatalf("--merge: exit %d\n%s\n%s", code, out, errs)
+	}
+	m, err := mutate.ReadMatrix(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Results) != len(whole.Results) {
+		t.Fatalf("merged %d results, want %d", len(m.Results), len(whole.Results))
+	}
+	for i, r := range m.Results {
+		w := whole.Results[i]
+		if r.Mutant != w.Mutant || r.Status != w.Status || r.Detector != w.Detector {
+			t.Errorf("merged %d: %s %s %s, want %s %s %s", i, r.Mutant, r.Status, r.Detector, w.Mutant, w.Status, w.Detector)
+		}
+	}
+	for _, bad := range [][]string{{"--operators"}, {"--merge"}, {"--operators", "--shard", "3/2", "."}} {
+		if _, _, code := run(append([]string{"--root", root}, bad...)...); code != cli.ExitUsage {
+			t.Errorf("%v: exit %d, want usage", bad, code)
+		}
 	}
 }

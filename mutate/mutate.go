@@ -39,6 +39,15 @@ type Mutant struct {
 	// Tests are what should kill the mutant: go test runs, each of a
 	// package pattern and an optional -run expression.
 	Tests []Test `json:"tests"`
+	// Package is, for a generated operator mutant, the package (a
+	// ./relative directory) whose tests' coverage selects the tests to
+	// run ([Campaign]); empty for a named mutant, whose Tests are run.
+	Package string `json:"package,omitempty"`
+	// Line and Col locate an operator mutant in File (1-based).
+	Line int `json:"line,omitempty"`
+	Col  int `json:"col,omitempty"`
+	// Operator names the operator that made it (OpBoundary, ...).
+	Operator string `json:"operator,omitempty"`
 }
 
 // Test is one go test run: go test [-run Run] Package. With Command set,
@@ -108,6 +117,24 @@ type Result struct {
 	// Error is why the mutant could not be run (it does not apply).
 	Error    string        `json:"error,omitempty"`
 	Duration time.Duration `json:"duration_ns"`
+
+	// The fields below are set by a [Campaign].
+
+	// Status is StatusKilled, StatusSurvived, StatusNotCovered,
+	// StatusEquivalent, StatusNotApplicable or StatusError.
+	Status string `json:"status,omitempty"`
+	// Line, Col and Operator locate an operator mutant (see [Mutant]).
+	Line     int    `json:"line,omitempty"`
+	Col      int    `json:"col,omitempty"`
+	Operator string `json:"operator,omitempty"`
+	// Change is the mutant's one-line description (its Doc).
+	Change string `json:"change,omitempty"`
+	// Tests are the tests run against the mutant, after selection.
+	Tests []string `json:"tests,omitempty"`
+	// Cached reports a result taken from the cache: nothing ran.
+	Cached bool `json:"cached,omitempty"`
+	// Reason says why an equivalent mutant is equivalent.
+	Reason string `json:"reason,omitempty"`
 }
 
 // Options parameterise [Run].
@@ -121,6 +148,11 @@ type Options struct {
 	Timeout time.Duration
 	// Race runs the tests under the race detector.
 	Race bool
+	// Short runs the tests with -short.
+	Short bool
+	// NoVet runs go test with -vet=off (a mutant that vet rejects would
+	// otherwise count as killed by the build).
+	NoVet bool
 }
 
 func (o *Options) fill() {
@@ -179,6 +211,12 @@ func goTest(ctx context.Context, opt Options, overlay string, t Test) (detector,
 	args := []string{"test", "-json", "-count=1", "-overlay", overlay, "-timeout", (opt.Timeout - 10*time.Second).String()}
 	if opt.Race {
 		args = append(args, "-race")
+	}
+	if opt.Short {
+		args = append(args, "-short")
+	}
+	if opt.NoVet {
+		args = append(args, "-vet=off")
 	}
 	if t.Run != "" {
 		args = append(args, "-run", t.Run)
@@ -285,6 +323,9 @@ func parseTestJSON(r io.Reader) ([]string, map[string]string) {
 	}
 	var failed []string
 	out := map[string]string{}
+	running := map[string]bool{} // tests started and not ended
+	isTest := map[string]bool{}
+	var order []string
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -295,13 +336,20 @@ func parseTestJSON(r io.Reader) ([]string, map[string]string) {
 		key := shortPackage(e.Package)
 		if e.Test != "" {
 			key += "." + e.Test
+			isTest[key] = true
 		}
 		switch e.Action {
+		case "run":
+			running[key] = true
+			order = append(order, key)
+		case "pass", "skip":
+			delete(running, key)
 		case "output":
 			if len(out[key]) < 64<<10 {
 				out[key] += e.Output
 			}
 		case "fail":
+			delete(running, key)
 			failed = append(failed, key)
 		case "build-output":
 			out[buildFailed] += e.Output
@@ -309,10 +357,24 @@ func parseTestJSON(r io.Reader) ([]string, map[string]string) {
 			failed = append(failed, buildFailed)
 		}
 	}
+	// A test binary that crashed (a fatal error such as an unlock of an
+	// unlocked mutex) fails its package only: the detector is the test
+	// that was running, the last one started (a subtest before its parent).
+	if len(failed) > 0 && !isTest[failed[0]] {
+		for i := len(order) - 1; i >= 0; i-- {
+			if running[order[i]] {
+				crash := order[i] + " (crash)"
+				out[crash] = out[order[i]] + out[failed[0]]
+				isTest[crash] = true
+				failed = append([]string{crash}, failed...)
+				break
+			}
+		}
+	}
 	// A subtest's failure comes before its parent's and its package's: the
 	// first failure of a test is the most precise detector.
 	for i, f := range failed {
-		if strings.Contains(f, ".") {
+		if isTest[f] {
 			failed[0], failed[i] = failed[i], failed[0]
 			break
 		}

@@ -1,0 +1,620 @@
+package mutate
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The statuses of a mutant in a kill matrix.
+const (
+	// StatusKilled: a selected test (or the build, or a timeout) failed.
+	StatusKilled = "killed"
+	// StatusSurvived: every selected test passed with the mutant.
+	StatusSurvived = "survived"
+	// StatusNotCovered: no test executes the mutated code; nothing ran.
+	StatusNotCovered = "not-covered"
+	// StatusEquivalent: listed in the equivalents file, with a reason;
+	// not run, and left out of the score.
+	StatusEquivalent = "equivalent"
+	// StatusNotApplicable: the mutant's Old text is no longer in its file.
+	StatusNotApplicable = "not-applicable"
+	// StatusError: the mutant could not be run (the campaign was
+	// interrupted, or a tool failed).
+	StatusError = "error"
+)
+
+// Campaign runs many mutants: in parallel, each against only the tests
+// whose coverage includes the mutated line (for operator mutants, with
+// Select), with results cached by content so an unchanged mutant is not
+// run again.
+type Campaign struct {
+	// Options apply to every run; Timeout is also the cap of the timeouts
+	// derived from the baseline.
+	Options
+	// Jobs is how many mutants run at once (default 1).
+	Jobs int
+	// CacheDir, if set, holds results keyed by the hash of the mutated
+	// file, the module's Go files and the tests run ([Campaign.Key]).
+	CacheDir string
+	// Select runs an operator mutant (Package set) against only the tests
+	// of its package that execute the mutated position, measured once per
+	// package by [MeasureCoverage] (and cached); a mutant that no test
+	// executes is StatusNotCovered. Without Select, an operator mutant runs
+	// its package's whole suite.
+	Select bool
+	// Equivalents maps mutants judged equivalent to the reason: they are
+	// not run and are left out of the score.
+	Equivalents map[string]string
+	// Progress, if set, is called after each mutant (from one goroutine
+	// at a time).
+	Progress func(Progress)
+	// Log, if set, receives a line per coverage measurement.
+	Log io.Writer
+
+	mu        sync.Mutex
+	coverage  map[string]*coverageOnce
+	modHash   string
+	testRuns  int
+	covRuns   int
+	covTime   time.Duration
+	covFailed map[string][]string
+}
+
+type coverageOnce struct {
+	once sync.Once
+	cov  *Coverage
+	err  error
+}
+
+// Progress reports a campaign's advance.
+type Progress struct {
+	Done, Total                                   int
+	Killed, Survived, NotCovered, Cached, Skipped int
+	Elapsed, ETA                                  time.Duration
+	Last                                          Result
+}
+
+// Summary counts a kill matrix.
+type Summary struct {
+	Total         int `json:"total"`
+	Killed        int `json:"killed"`
+	Survived      int `json:"survived"`
+	NotCovered    int `json:"not_covered"`
+	Equivalent    int `json:"equivalent"`
+	NotApplicable int `json:"not_applicable"`
+	Errors        int `json:"errors"`
+	// Score is Killed / (Total − Equivalent − NotApplicable): a mutant
+	// that no test covers counts against it.
+	Score float64 `json:"score"`
+	// Wall is the campaign's wall time (for a merge, the longest shard's).
+	Wall time.Duration `json:"wall_ns"`
+	// Jobs is the campaign's parallelism; Selection whether coverage
+	// selected the tests.
+	Jobs      int  `json:"jobs,omitempty"`
+	Selection bool `json:"selection"`
+	// TestRuns counts the go test runs of mutants; Cached the results
+	// taken from the cache instead.
+	TestRuns int `json:"test_runs"`
+	Cached   int `json:"cached"`
+	// CoverageRuns counts the per-test coverage runs (0 when the coverage
+	// came from the cache), CoverageTime their wall time.
+	CoverageRuns int           `json:"coverage_runs"`
+	CoverageTime time.Duration `json:"coverage_ns"`
+	// FailingTests are tests that fail without any mutant (never selected).
+	FailingTests []string `json:"failing_tests,omitempty"`
+	// Shard is "i/n" for a shard's matrix.
+	Shard string `json:"shard,omitempty"`
+}
+
+// Matrix is a kill matrix: every mutant's result and the counts.
+type Matrix struct {
+	Summary Summary  `json:"summary"`
+	Results []Result `json:"results"`
+}
+
+// Run runs the mutants and returns the kill matrix, in the mutants' order.
+// An interrupted campaign (ctx done) returns the results so far, the rest
+// StatusError, and ctx's error.
+func (c *Campaign) Run(ctx context.Context, mutants []Mutant) (*Matrix, error) {
+	c.fill()
+	start := time.Now()
+	if c.CacheDir != "" {
+		h, err := ModuleHash(c.Root)
+		if err != nil {
+			return nil, err
+		}
+		c.modHash = h
+	}
+	results := make([]Result, len(mutants))
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	var pmu sync.Mutex
+	var p Progress
+	p.Total = len(mutants)
+	for range max(c.Jobs, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				results[i] = c.one(ctx, mutants[i])
+				pmu.Lock()
+				p.Done++
+				switch r := results[i]; {
+				case r.Status == StatusKilled:
+					p.Killed++
+				case r.Status == StatusSurvived:
+					p.Survived++
+				case r.Status == StatusNotCovered:
+					p.NotCovered++
+				default:
+					p.Skipped++
+				}
+				if results[i].Cached {
+					p.Cached++
+				}
+				p.Elapsed = time.Since(start)
+				p.ETA = p.Elapsed / time.Duration(p.Done) * time.Duration(p.Total-p.Done)
+				p.Last = results[i]
+				if c.Progress != nil {
+					c.Progress(p)
+				}
+				pmu.Unlock()
+			}
+		}()
+	}
+	for i := range mutants {
+		if ctx.Err() != nil {
+			results[i] = Result{Mutant: mutants[i].Name, File: mutants[i].File, Status: StatusError, Error: ctx.Err().Error()}
+			continue
+		}
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	m := &Matrix{Results: results}
+	m.Summary = Summarize(results)
+	m.Summary.Wall = time.Since(start)
+	m.Summary.Jobs = c.Jobs
+	m.Summary.Selection = c.Select
+	c.mu.Lock()
+	m.Summary.TestRuns, m.Summary.CoverageRuns, m.Summary.CoverageTime = c.testRuns, c.covRuns, c.covTime
+	for _, names := range c.covFailed {
+		m.Summary.FailingTests = append(m.Summary.FailingTests, names...)
+	}
+	c.mu.Unlock()
+	sort.Strings(m.Summary.FailingTests)
+	return m, ctx.Err()
+}
+
+func (c *Campaign) fill() {
+	c.Options.fill()
+	if c.Jobs < 1 {
+		c.Jobs = 1
+	}
+	c.mu.Lock()
+	if c.coverage == nil {
+		c.coverage = map[string]*coverageOnce{}
+		c.covFailed = map[string][]string{}
+	}
+	c.mu.Unlock()
+}
+
+// one runs (or looks up, or skips) one mutant.
+func (c *Campaign) one(ctx context.Context, m Mutant) Result {
+	res := Result{Mutant: m.Name, File: m.File, Line: m.Line, Col: m.Col, Operator: m.Operator, Change: m.Doc}
+	if why, ok := c.Equivalents[m.Name]; ok {
+		res.Status, res.Reason = StatusEquivalent, why
+		return res
+	}
+	src, err := os.ReadFile(filepath.Join(c.Root, filepath.FromSlash(m.File)))
+	if err != nil {
+		res.Status, res.Error = StatusError, err.Error()
+		return res
+	}
+	if n := bytes.Count(src, []byte(m.Old)); n != 1 {
+		res.Status, res.Error = StatusNotApplicable, fmt.Sprintf("%v: the text to replace occurs %d times in %s", ErrNotApplicable, n, m.File)
+		return res
+	}
+	opt := c.Options
+	if c.Select && m.Package != "" {
+		start := time.Now()
+		cov, err := c.coverageOf(ctx, m.Package)
+		if err != nil {
+			res.Status, res.Error, res.Duration = StatusError, err.Error(), time.Since(start)
+			return res
+		}
+		tests := cov.Covering(m.File, m.Line, m.Col)
+		if len(tests) == 0 {
+			res.Status = StatusNotCovered
+			return res
+		}
+		m.Tests = []Test{{Package: m.Package, Run: runExpr(tests)}}
+		var base time.Duration
+		for _, t := range tests {
+			base += t.Duration
+		}
+		// A deadlocking mutant fails fast: two minutes for the build and
+		// ten times the selected tests' baseline, within Options.Timeout.
+		opt.Timeout = min(opt.Timeout, 2*time.Minute+10*base)
+	}
+	for _, t := range m.Tests {
+		if names := selectedTests(t.Run); names != nil {
+			res.Tests = append(res.Tests, names...)
+		} else {
+			name := t.Package
+			if t.Run != "" {
+				name += " -run " + t.Run
+			}
+			if t.Command != nil {
+				name += " " + strings.Join(t.Command, " ")
+			}
+			res.Tests = append(res.Tests, name)
+		}
+	}
+	mutated := bytes.Replace(src, []byte(m.Old), []byte(m.New), 1)
+	key := c.Key(m, mutated)
+	if r, ok := c.lookup(key); ok {
+		r.Cached = true
+		return r
+	}
+	c.mu.Lock()
+	c.testRuns++
+	c.mu.Unlock()
+	r := Run(ctx, m, opt)
+	r.Line, r.Col, r.Operator, r.Change, r.Tests = res.Line, res.Col, res.Operator, res.Change, res.Tests
+	switch {
+	case r.Error != "" && strings.Contains(r.Error, ErrNotApplicable.Error()):
+		r.Status = StatusNotApplicable
+	case r.Error != "":
+		r.Status = StatusError
+	case r.Killed:
+		r.Status = StatusKilled
+	default:
+		r.Status = StatusSurvived
+	}
+	if r.Status == StatusKilled || r.Status == StatusSurvived {
+		c.store(key, r)
+	}
+	return r
+}
+
+// coverageOf measures (once per campaign, or from the cache) the per-test
+// coverage of pkg.
+func (c *Campaign) coverageOf(ctx context.Context, pkg string) (*Coverage, error) {
+	c.mu.Lock()
+	co := c.coverage[pkg]
+	if co == nil {
+		co = &coverageOnce{}
+		c.coverage[pkg] = co
+	}
+	c.mu.Unlock()
+	co.once.Do(func() {
+		var key string
+		if c.CacheDir != "" {
+			h := sha256.New()
+			fmt.Fprintf(h, "tracecheck-mutate-coverage-v1\x00%s\x00%s\x00race=%v short=%v\x00", c.modHash, pkg, c.Race, c.Short)
+			key = "coverage-" + hex.EncodeToString(h.Sum(nil))
+			if b, err := readBounded(filepath.Join(c.CacheDir, key[:11], key+".json"), 256<<20); err == nil {
+				var cov Coverage
+				if json.Unmarshal(b, &cov) == nil {
+					co.cov = &cov
+					c.noteFailing(&cov)
+					c.logf("mutate: coverage of %s: %d tests, from the cache", pkg, len(cov.Tests))
+					return
+				}
+			}
+		}
+		co.cov, co.err = MeasureCoverage(ctx, c.Options, pkg, c.Jobs)
+		if co.err != nil {
+			return
+		}
+		c.mu.Lock()
+		c.covRuns += len(co.cov.Tests)
+		c.covTime += co.cov.Duration
+		c.mu.Unlock()
+		c.noteFailing(co.cov)
+		c.logf("mutate: coverage of %s: %d tests measured in %s", pkg, len(co.cov.Tests), co.cov.Duration.Round(time.Second))
+		if key != "" {
+			if b, err := json.Marshal(co.cov); err == nil {
+				_ = writeAtomic(filepath.Join(c.CacheDir, key[:11], key+".json"), b)
+			}
+		}
+	})
+	return co.cov, co.err
+}
+
+func (c *Campaign) noteFailing(cov *Coverage) {
+	if f := cov.Failing(); len(f) > 0 {
+		c.mu.Lock()
+		c.covFailed[cov.Package] = f
+		c.mu.Unlock()
+		c.logf("mutate: %s: tests failing without any mutant, never selected: %s", cov.Package, strings.Join(f, ", "))
+	}
+}
+
+func (c *Campaign) logf(format string, args ...any) {
+	if c.Log != nil {
+		c.mu.Lock()
+		fmt.Fprintf(c.Log, format+"\n", args...)
+		c.mu.Unlock()
+	}
+}
+
+// Key is the cache key of m's result: the sha256 of the mutated file's
+// content, the module's Go files ([ModuleHash]), the tests run and the
+// options that change a verdict (race, short, vet).
+func (c *Campaign) Key(m Mutant, mutated []byte) string {
+	h := sha256.New()
+	tests, _ := json.Marshal(m.Tests)
+	fmt.Fprintf(h, "tracecheck-mutate-result-v1\x00%s\x00%s\x00%d\x00", c.modHash, m.File, len(mutated))
+	h.Write(mutated)
+	fmt.Fprintf(h, "\x00%s\x00race=%v short=%v novet=%v", tests, c.Race, c.Short, c.NoVet)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func (c *Campaign) lookup(key string) (Result, bool) {
+	if c.CacheDir == "" {
+		return Result{}, false
+	}
+	b, err := readBounded(filepath.Join(c.CacheDir, key[:2], key+".json"), 1<<20)
+	if err != nil {
+		return Result{}, false
+	}
+	var r Result
+	if json.Unmarshal(b, &r) != nil || (r.Status != StatusKilled && r.Status != StatusSurvived) {
+		return Result{}, false
+	}
+	return r, true
+}
+
+func (c *Campaign) store(key string, r Result) {
+	if c.CacheDir == "" {
+		return
+	}
+	if b, err := json.Marshal(r); err == nil {
+		_ = writeAtomic(filepath.Join(c.CacheDir, key[:2], key+".json"), b)
+	}
+}
+
+// readBounded reads at most limit bytes of path.
+func readBounded(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("mutate: %s is larger than %d bytes", path, limit)
+	}
+	return b, nil
+}
+
+// writeAtomic writes b to path through a temporary file and a rename, so
+// a concurrent reader sees the whole file or none.
+func writeAtomic(path string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// DefaultCacheDir is the result cache under the user's cache directory.
+func DefaultCacheDir() (string, error) {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("mutate: %w", err)
+	}
+	return filepath.Join(d, "tracecheck", "mutate"), nil
+}
+
+// ModuleHash is the sha256 of the module's Go files, go.mod and go.sum
+// under root (hidden directories skipped), names and contents.
+func ModuleHash(root string) (string, error) {
+	h := sha256.New()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != root && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		n := d.Name()
+		if !d.Type().IsRegular() || !(strings.HasSuffix(n, ".go") || n == "go.mod" || n == "go.sum") {
+			return nil
+		}
+		b, err := readBounded(path, 64<<20)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		fmt.Fprintf(h, "%s\x00%d\x00", filepath.ToSlash(rel), len(b))
+		h.Write(b)
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("mutate: hashing the module: %w", err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// Summarize counts results.
+func Summarize(results []Result) Summary {
+	var s Summary
+	s.Total = len(results)
+	for _, r := range results {
+		switch r.Status {
+		case StatusKilled:
+			s.Killed++
+		case StatusSurvived:
+			s.Survived++
+		case StatusNotCovered:
+			s.NotCovered++
+		case StatusEquivalent:
+			s.Equivalent++
+		case StatusNotApplicable:
+			s.NotApplicable++
+		default:
+			s.Errors++
+		}
+		if r.Cached {
+			s.Cached++
+		}
+	}
+	if d := s.Total - s.Equivalent - s.NotApplicable; d > 0 {
+		s.Score = float64(s.Killed) / float64(d)
+	}
+	return s
+}
+
+// Shard returns the mutants of shard i of n (1 ≤ i ≤ n): those whose
+// name hashes to i−1 modulo n, so a mutant stays in its shard when others
+// are added or removed.
+func Shard(mutants []Mutant, i, n int) []Mutant {
+	var out []Mutant
+	for _, m := range mutants {
+		h := fnv.New32a()
+		h.Write([]byte(m.Name))
+		if int(h.Sum32()%uint32(n)) == i-1 {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// ParseShard parses "i/n".
+func ParseShard(s string) (i, n int, err error) {
+	if _, err := fmt.Sscanf(s, "%d/%d", &i, &n); err != nil || n < 1 || i < 1 || i > n || fmt.Sprintf("%d/%d", i, n) != s {
+		return 0, 0, fmt.Errorf("mutate: shard %q: want i/n with 1 ≤ i ≤ n", s)
+	}
+	return i, n, nil
+}
+
+// Merge combines shard matrices into one: results ordered by file, line,
+// column and name, counts recomputed, wall time the longest shard's, runs
+// summed. A mutant in two shards is an error.
+func Merge(ms []*Matrix) (*Matrix, error) {
+	out := &Matrix{}
+	seen := map[string]bool{}
+	var wall time.Duration
+	var runs, covRuns, jobs int
+	var covTime time.Duration
+	failing := map[string]bool{}
+	sel := len(ms) > 0
+	for _, m := range ms {
+		for _, r := range m.Results {
+			if seen[r.Mutant] {
+				return nil, fmt.Errorf("mutate: merge: %s is in two matrices", r.Mutant)
+			}
+			seen[r.Mutant] = true
+			out.Results = append(out.Results, r)
+		}
+		wall = max(wall, m.Summary.Wall)
+		covTime = max(covTime, m.Summary.CoverageTime)
+		runs += m.Summary.TestRuns
+		covRuns += m.Summary.CoverageRuns
+		jobs = max(jobs, m.Summary.Jobs)
+		sel = sel && m.Summary.Selection
+		for _, f := range m.Summary.FailingTests {
+			failing[f] = true
+		}
+	}
+	SortResults(out.Results)
+	out.Summary = Summarize(out.Results)
+	out.Summary.Wall, out.Summary.TestRuns, out.Summary.CoverageRuns, out.Summary.CoverageTime = wall, runs, covRuns, covTime
+	out.Summary.Jobs, out.Summary.Selection = jobs, sel
+	for f := range failing {
+		out.Summary.FailingTests = append(out.Summary.FailingTests, f)
+	}
+	sort.Strings(out.Summary.FailingTests)
+	return out, nil
+}
+
+// SortResults orders results by file, line, column and name (the order
+// [Generate] returns operator mutants in).
+func SortResults(rs []Result) {
+	sort.SliceStable(rs, func(i, j int) bool {
+		a, b := rs[i], rs[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		if a.Col != b.Col {
+			return a.Col < b.Col
+		}
+		return a.Mutant < b.Mutant
+	})
+}
+
+// ReadMatrix reads a kill matrix written as JSON (at most 256 MiB).
+func ReadMatrix(path string) (*Matrix, error) {
+	b, err := readBounded(path, 256<<20)
+	if err != nil {
+		return nil, fmt.Errorf("mutate: %w", err)
+	}
+	var m Matrix
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("mutate: %s: %w", path, err)
+	}
+	return &m, nil
+}
+
+// ParseEquivalents reads an equivalents file: a line per mutant judged
+// equivalent, its name then the reason ("op/f.go:3:7/boundary i is never
+// negative"); blank lines and lines starting with # are ignored. A name
+// without a reason is an error.
+func ParseEquivalents(r io.Reader) (map[string]string, error) {
+	out := map[string]string{}
+	sc := bufio.NewScanner(r)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, reason, _ := strings.Cut(line, " ")
+		reason = strings.TrimSpace(reason)
+		if reason == "" {
+			return nil, fmt.Errorf("mutate: equivalents line %d: %s has no reason", n, name)
+		}
+		out[name] = reason
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("mutate: equivalents: %w", err)
+	}
+	return out, nil
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/tracecheck/tracecheck/check"
 	"github.com/tracecheck/tracecheck/cli"
@@ -20,7 +21,7 @@ func init() {
 	register(cli.Command{Name: "session-demo", Summary: "run realtime sessions with the default workers over synthetic PCM, trace and check them", Run: runSessionDemo})
 }
 
-const sessionDemoSynopsis = `[-sessions N] [-turns T] [-speed X] [-mix realistic|plain] [-seed S] [-o FILE] [-nats URL]
+const sessionDemoSynopsis = `[--sessions N] [--turns T] [--speed X] [--mix realistic|plain] [--seed S] [-o FILE] [--trace-nats URL]
 
 Runs N concurrent realtime voice sessions (impl/session) with the default
 workers: an energy-threshold VAD over synthetic 16 kHz PCM16 frames, a
@@ -46,13 +47,21 @@ The plain mix: each session hears exactly T turns (half a second of tone,
 then silence until the VAD ends the turn), answers each in full, compacts
 its history every second turn, and closes.
 
+The seed S (>= 1, default 1) makes the realistic mix reproducible: the
+same seed scripts the same sessions.
+
 The trace of all sessions (NDJSON, docs/trace-format.md) is written to FILE
-("-" for standard output), validated against spec/session.fizz, and its
-transition coverage reported. (The M4 gap, compaction left
-fire-and-forget, is a code mutant: see 'tracecheck mutate
-session/fire-and-forget-compaction'.) With -nats URL the events also go
-to NATS JetStream for 'tracecheck monitor' (docs/monitor.md); the trace
-file stays whole whatever NATS does.
+("-" for standard output; without -o, to a new temporary file), validated
+against spec/session.fizz, and its transition coverage reported; the
+summary names the file. On a violation the summary names the property
+broken: when the trace does what one of the spec's mutants does (say a
+teardown that leaves compaction running, spec mutant
+no-compaction-teardown), the invariant that mutant breaks
+(ChildrenDieWithParent). Such a bug in the code is what the code mutant
+session/fire-and-forget-compaction plants: see 'tracecheck mutate
+--list'. With --trace-nats URL the events also go to NATS JetStream for
+'tracecheck monitor' (docs/monitor.md); the trace file stays whole
+whatever NATS does (--nats is a deprecated spelling of it).
 
 Exit codes: 0 every session's trace valid and no session did anything the
 workload did not cause on purpose; 1 a violation, an incomplete trace, or
@@ -64,9 +73,10 @@ func runSessionDemo(args []string, stdout, stderr io.Writer) int {
 	turns := fs.Int("turns", 0, "user `turns` per session, on average in the realistic mix (0..1000; 0: 4 realistic, 3 plain)")
 	speed := fs.Float64("speed", 20, "pacing `factor` of audio and TTS: 1 is real time (> 0)")
 	mixName := fs.String("mix", "realistic", "the `workload`: realistic or plain")
-	seed := fs.Int64("seed", session.DefaultDemoSeed, "`seed` of the realistic mix (>= 1)")
-	out := fs.String("o", "session-demo.ndjson", "trace output `file`, - for stdout")
-	natsURL := fs.String("nats", "", "also publish the events to NATS JetStream at `URL`, for tracecheck monitor (docs/monitor.md)")
+	seed := fs.Int64("seed", session.DefaultDemoSeed, cli.UsageSeed)
+	out := fs.String("o", "", "trace output `file`, - for stdout (default: a new temporary file)")
+	natsURL := fs.String("trace-nats", "", cli.UsageTraceNATS)
+	cli.Deprecated(fs, stderr, "nats", "--trace-nats", false, func(v string) error { *natsURL = v; return nil })
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}
@@ -86,9 +96,6 @@ func runSessionDemo(args []string, stdout, stderr io.Writer) int {
 	case !(*speed > 0) || *speed > 1e6:
 		fmt.Fprintf(stderr, "tracecheck session-demo: -speed %v must be > 0\n", *speed)
 		return exitUsage
-	case *out == "":
-		fmt.Fprintln(stderr, "tracecheck session-demo: -o must name a file or -")
-		return exitUsage
 	}
 	mix, err := session.ParseMix(*mixName)
 	if err != nil {
@@ -97,13 +104,21 @@ func runSessionDemo(args []string, stdout, stderr io.Writer) int {
 	}
 	var file *os.File
 	if *out != "-" {
-		f, err := os.Create(*out) // before any work: an unwritable path fails fast
+		// Before any work: an unwritable path fails fast.
+		var f *os.File
+		var err error
+		if *out == "" {
+			f, err = os.CreateTemp("", "tracecheck-session-demo-*.ndjson")
+		} else {
+			f, err = os.Create(*out)
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "tracecheck session-demo: %v\n", err)
 			return exitInput
 		}
 		defer f.Close()
 		file = f
+		*out = f.Name()
 	}
 	var buf bytes.Buffer
 	w := trace.NewWriter(&buf)
@@ -180,6 +195,11 @@ func runSessionDemo(args []string, stdout, stderr io.Writer) int {
 			break
 		}
 	}
+	if crep.Verdict() == check.Violation {
+		if m, ok := explainingMutant(context.Background(), buf.Bytes(), *out); ok {
+			fmt.Fprintf(summary, "violated: invariant %s (the trace does what spec mutant %s does: %s)\n", m.Breaks, m.Name, m.Doc)
+		}
+	}
 	if failed > 0 {
 		fmt.Fprintf(summary, "%d session(s) did what the workload did not cause (see above)\n", failed)
 	}
@@ -187,6 +207,25 @@ func runSessionDemo(args []string, stdout, stderr io.Writer) int {
 		return exitViolation
 	}
 	return exitOK
+}
+
+// explainingMutant returns the mutant of spec/session.fizz whose model the
+// trace data fits up to a step that breaks the property the mutant is
+// known to break: the bug the trace shows, named in the spec's words.
+func explainingMutant(ctx context.Context, data []byte, name string) (cli.Mutant, bool) {
+	for _, m := range bundled.Session().Mutants {
+		rep, err := m.Model.Check(ctx, bytes.NewReader(data), name, check.Options{})
+		if err != nil {
+			continue
+		}
+		for _, in := range rep.Instances {
+			if d := in.Divergence; d != nil && (d.Kind == check.KindInvariant || d.Kind == check.KindProperty) &&
+				strings.Contains(d.Reason, m.Breaks) {
+				return m, true
+			}
+		}
+	}
+	return cli.Mutant{}, false
 }
 
 // writeMixFigures writes what the realistic mix did.

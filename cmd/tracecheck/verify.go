@@ -43,7 +43,9 @@ bin/verify-TIMESTAMP; it must be new or empty) keeps the traces,
 summary.json and report.html, a self-contained HTML report: statecharts
 coloured by coverage, each stage, each divergence with its replay command,
 the kill matrix. --json prints summary.json on stdout instead of the
-table. Run it from the repository root (or name it with --root).
+table. --seed N seeds the randomised stages (default 0: a seed from the
+clock; the summary records it, and --seed N repeats the run). Run it from
+the repository root (or name it with --root).
 
 Exit codes: 0 every stage passed; 1 a stage failed (a divergence, a stale
 report, a coverage gap, a surviving mutant); 2 usage; 3 the run could not
@@ -59,9 +61,9 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 	full := fs.Bool("full", false, "large workloads and TLC/FizzBee live (TLA2TOOLS, FIZZ), for nightly runs")
 	muts := fs.Bool("mutants", false, "also run every named code mutant (needs go and the source tree)")
 	dir := fs.String("dir", "", "the run `directory` (default bin/verify-TIMESTAMP)")
-	asJSON := fs.Bool("json", false, "print the summary as JSON instead of the table")
-	seed := fs.Int64("seed", 0, "seed of the randomised stages (0: from the clock; the summary records it)")
-	root := fs.String("root", ".", "the repository root")
+	asJSON := fs.Bool("json", false, cli.UsageJSON)
+	seed := fs.Int64("seed", 0, cli.UsageSeed)
+	root := fs.String("root", ".", cli.UsageRoot)
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
 	}

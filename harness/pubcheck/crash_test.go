@@ -33,6 +33,9 @@ type crashJob struct {
 	PublishDir string   `json:"publish_dir"`
 	Name       string   `json:"name"`
 	Command    []string `json:"command"`
+	// CrashAt, if set, kills the publisher process before its CrashAt-th
+	// operation that changes storage (pubcheck.CrashFS), not at a time.
+	CrashAt int `json:"crash_at,omitempty"`
 }
 
 // crashChild is the publisher process of the crash test.
@@ -48,9 +51,17 @@ func crashChild() int {
 			env = append(env, kv)
 		}
 	}
-	res, err := checkpoint.Publish(context.Background(), checkpoint.Config{
+	cfg := checkpoint.Config{
 		PublishDir: job.PublishDir, Name: job.Name, Command: job.Command, Env: env, SkipRecovery: true,
-		Runner: checkpoint.ExecRunner{Subreaper: true}}) // a publisher process of its own, as tracecheck run is
+		Runner: checkpoint.ExecRunner{Subreaper: true}} // a publisher process of its own, as tracecheck run is
+	if job.CrashAt > 0 {
+		cfg.FS = &pubcheck.CrashFS{At: job.CrashAt, Crash: func(n int, op pubcheck.Op, path string) {
+			fmt.Fprintf(os.Stderr, "crash point %d: %s %s\n", n, op, path)
+			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {} // the signal is on its way
+		}}
+	}
+	res, err := checkpoint.Publish(context.Background(), cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 3
@@ -259,10 +270,10 @@ func crashOne(t *testing.T, i int, job crashJob, out childOut, outcomes, verdict
 			t.Errorf("crash %d: terminal journal says %s, directory says published=%v", i, rep.JournalPhase, published)
 		}
 		journal := filepath.Join(job.PublishDir, checkpoint.MetaDir, "runs", rep.Run, "journal.ndjson")
-		if fi, err := os.Stat(journal); err == nil && fi.Size() == 0 {
-			// Killed between creating the journal and its Init receipt: no
-			// receipt, so nothing ran (the checker calls an empty trace an
-			// input error, not a verdict).
+		if fi, err := os.Stat(journal); err == nil && (fi.Size() == 0 || receipts(journal) == 0) {
+			// Killed between creating the journal and its Init receipt
+			// (before or after its header): no receipt, so nothing ran (the
+			// checker calls an empty trace an input error, not a verdict).
 			verdicts["empty journal"]++
 			if rep.JournalPhase != "" || published {
 				t.Errorf("crash %d: empty journal but %+v, published=%v", i, rep, published)

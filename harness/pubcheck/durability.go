@@ -454,105 +454,129 @@ func (d *DurableFS) Materialize(c Cut, v View, dir string) error {
 
 var _ checkpoint.FS = (*DurableFS)(nil)
 
+// before records a cut before op on path.
+func (d *DurableFS) before(op Op, path string) { d.cut(string(op), path) }
+
+// synced records that f's contents were fsynced.
+func (d *DurableFS) synced(f checkpoint.File) { d.recordData(f) }
+
+// syncedDir records that the directory at path was fsynced.
+func (d *DurableFS) syncedDir(path string) { d.recordDir(path) }
+
 // MkdirAll implements checkpoint.FS.
 func (d *DurableFS) MkdirAll(path string, perm fs.FileMode) error {
-	d.cut(string(OpMkdir), path)
+	d.before(OpMkdir, path)
 	return d.Base.MkdirAll(path, perm)
 }
 
 // OpenRoot implements checkpoint.FS.
 func (d *DurableFS) OpenRoot(dir string) (checkpoint.Root, error) {
-	r, err := d.Base.OpenRoot(dir)
+	return hookRoot(d.Base, d, dir)
+}
+
+// opHooks is told of the operations of a hooked root that change storage.
+type opHooks interface {
+	// before is called before op on path (an absolute path).
+	before(op Op, path string)
+	// synced is called after f was fsynced; syncedDir after the directory
+	// at path was.
+	synced(f checkpoint.File)
+	syncedDir(path string)
+}
+
+// hookRoot opens dir in base as a root whose changes h is told of.
+func hookRoot(base checkpoint.FS, h opHooks, dir string) (checkpoint.Root, error) {
+	r, err := base.OpenRoot(dir)
 	if err != nil {
 		return nil, err
 	}
-	return &durableRoot{Root: r, d: d}, nil
+	return &hookedRoot{Root: r, h: h}, nil
 }
 
-// durableRoot is a checkpoint.Root whose changes d records.
-type durableRoot struct {
+// hookedRoot is a checkpoint.Root whose changes h is told of.
+type hookedRoot struct {
 	checkpoint.Root
-	d *DurableFS
+	h opHooks
 }
 
-func (r *durableRoot) full(name string) string {
+func (r *hookedRoot) full(name string) string {
 	return filepath.Join(r.Path(), filepath.FromSlash(name))
 }
 
 // OpenFile implements checkpoint.Root.
-func (r *durableRoot) OpenFile(name string, flag int, perm fs.FileMode) (checkpoint.File, error) {
+func (r *hookedRoot) OpenFile(name string, flag int, perm fs.FileMode) (checkpoint.File, error) {
 	if flag&(os.O_WRONLY|os.O_RDWR|os.O_CREATE|os.O_TRUNC) != 0 {
-		r.d.cut(string(OpCreate), r.full(name))
+		r.h.before(OpCreate, r.full(name))
 	}
 	f, err := r.Root.OpenFile(name, flag, perm)
 	if err != nil {
 		return nil, err
 	}
-	return &durableFile{File: f, d: r.d}, nil
+	return &hookedFile{File: f, h: r.h}, nil
 }
 
 // MkdirAll implements checkpoint.Root.
-func (r *durableRoot) MkdirAll(name string, perm fs.FileMode) error {
-	r.d.cut(string(OpMkdir), r.full(name))
+func (r *hookedRoot) MkdirAll(name string, perm fs.FileMode) error {
+	r.h.before(OpMkdir, r.full(name))
 	return r.Root.MkdirAll(name, perm)
 }
 
 // Rename implements checkpoint.Root.
-func (r *durableRoot) Rename(oldname, newname string) error {
-	r.d.cut(string(OpRename), r.full(newname))
+func (r *hookedRoot) Rename(oldname, newname string) error {
+	r.h.before(OpRename, r.full(newname))
 	return r.Root.Rename(oldname, newname)
 }
 
 // RenameNoReplace implements checkpoint.Root.
-func (r *durableRoot) RenameNoReplace(oldname string, to checkpoint.Root, newname string) error {
-	if t, ok := to.(*durableRoot); ok {
+func (r *hookedRoot) RenameNoReplace(oldname string, to checkpoint.Root, newname string) error {
+	if t, ok := to.(*hookedRoot); ok {
 		to = t.Root
 	}
-	r.d.cut(string(OpRenameNR), filepath.Join(to.Path(), filepath.FromSlash(newname)))
+	r.h.before(OpRenameNR, filepath.Join(to.Path(), filepath.FromSlash(newname)))
 	return r.Root.RenameNoReplace(oldname, to, newname)
 }
 
 // RemoveAll implements checkpoint.Root.
-func (r *durableRoot) RemoveAll(name string) error {
-	r.d.cut(string(OpRemoveAll), r.full(name))
+func (r *hookedRoot) RemoveAll(name string) error {
+	r.h.before(OpRemoveAll, r.full(name))
 	return r.Root.RemoveAll(name)
 }
 
 // SyncDir implements checkpoint.Root.
-func (r *durableRoot) SyncDir(name string) error {
-	r.d.cut(string(OpSyncDir), r.full(name))
+func (r *hookedRoot) SyncDir(name string) error {
+	r.h.before(OpSyncDir, r.full(name))
 	if err := r.Root.SyncDir(name); err != nil {
 		return err
 	}
-	r.d.recordDir(r.full(name))
+	r.h.syncedDir(r.full(name))
 	return nil
 }
 
-// durableFile is a checkpoint.File whose writes and fsyncs d records.
-type durableFile struct {
+// hookedFile is a checkpoint.File whose writes and fsyncs h is told of.
+type hookedFile struct {
 	checkpoint.File
-	d *DurableFS
+	h opHooks
 }
 
 // Fd returns the file's descriptor (the publisher locks files by it).
-func (f *durableFile) Fd() uintptr {
+func (f *hookedFile) Fd() uintptr {
 	if x, ok := f.File.(interface{ Fd() uintptr }); ok {
 		return x.Fd()
 	}
 	return ^uintptr(0)
 }
 
-func (f *durableFile) Write(p []byte) (int, error) {
-	f.d.cut(string(OpWrite), f.Name())
+func (f *hookedFile) Write(p []byte) (int, error) {
+	f.h.before(OpWrite, f.Name())
 	return f.File.Write(p)
 }
 
-func (f *durableFile) Sync() error {
-	f.d.cut(string(OpSync), f.Name())
+func (f *hookedFile) Sync() error {
+	f.h.before(OpSync, f.Name())
 	if err := f.File.Sync(); err != nil {
 		return err
 	}
-	f.d.recordData(f.File)
+	f.h.synced(f.File)
 	return nil
 }
 

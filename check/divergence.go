@@ -68,13 +68,15 @@ const (
 	KindStutter                             // a stutter event changes spec variables
 	KindComposite                           // a composite step's parts are out of order, or another action comes inside it
 	KindArgs                                // the event's arguments name no step from a candidate, or the event's state is the successor of a step with other arguments
+	KindDomain                              // a variable of the event's state has a value no reachable state of the spec has (a misspelled name, a number out of range)
 )
 
 var kindNames = [...]string{KindGuard: "guard", KindState: "state", KindInvariant: "invariant",
-	KindProperty: "property", KindInit: "init", KindStutter: "stutter", KindComposite: "composite", KindArgs: "args"}
+	KindProperty: "property", KindInit: "init", KindStutter: "stutter", KindComposite: "composite", KindArgs: "args",
+	KindDomain: "domain"}
 
 // String returns "guard", "state", "invariant", "property", "init",
-// "stutter", "composite" or "args".
+// "stutter", "composite", "args" or "domain".
 func (k DivergenceKind) String() string { return enumName(kindNames[:], int(k), "DivergenceKind") }
 
 // MarshalText renders the kind as its String.
@@ -153,6 +155,9 @@ func (c *Checker[S]) violate(in *instance[S], r *trace.Raw, kind DivergenceKind,
 			same = "the event's state agrees with an initial state on every variable it carries, but " + reason + "; the initial state"
 		}
 		d.Diff = c.diff(vals(states[0]), &c.cons, want, same)
+	}
+	if kind == KindInit && in.events == 1 {
+		c.domainKind(d, &c.cons)
 	}
 	c.finish(in, d)
 }
@@ -295,6 +300,7 @@ func (c *Checker[S]) violateStep(in *instance[S], r *trace.Raw, act int, cons *c
 	default:
 		d.Kind = KindState
 		d.Reason = fmt.Sprintf("no %s successor has the event's state", name)
+		c.domainKind(d, cons)
 	}
 	if string(r.Part) == trace.PartEnd {
 		d.Reason += " (composite step merged from its parts)"

@@ -24,6 +24,7 @@ type specMemo[S comparable] struct {
 	inits         []S             // the initial states
 	initVals      [][]model.Value // the valuation of each initial state
 	initBad       []string        // the invariant each initial state breaks, or ""
+	domains       domains         // the variables' values, found when a report first needs them
 
 	valn  memo[S, []model.Value]
 	succ  memo[succKey[S], *succEntry[S]]

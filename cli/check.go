@@ -34,7 +34,10 @@ invariants and action properties.
 Each instance gets a verdict: valid (ends where the spec may stop),
 violation (at its first offending event, with a divergence report: file:line,
 the candidate states and enabled actions before it, why the action did not
-fit, a -want +got diff and the last K matched events), or incomplete (ends
+fit, a -want +got diff and the last K matched events; a value that no
+reachable state gives its variable, a misspelled "Stageing" say, is
+reported as outside the variable's domain, with the values it takes), or
+incomplete (ends
 where the spec does not stop, inside a composite step, or on a truncated
 line; never reported as valid).
 
@@ -75,7 +78,7 @@ after them):
      "instances": [{"instance", "verdict", "events", "first_line", "last_line",
        "reason"?, "final"?: [state],
        "divergence"?: {"file", "line", "instance", "seq", "action", "args"?: [text], "event",
-         "kind": "guard"|"state"|"invariant"|"property"|"init"|"stutter"|"composite"|"args",
+         "kind": "guard"|"state"|"invariant"|"property"|"init"|"stutter"|"composite"|"args"|"domain",
          "reason", "candidates": [{"state", "enabled": [action], "why": [text]}],
          "diff"?, "fits"?: [action], "recent"?: [{"line", "event"}]}}],
      "verdict": "valid"|"violation"|"incomplete"|"input error", "events",

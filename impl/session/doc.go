@@ -15,13 +15,41 @@
 // its event, runs the work a step starts and steps its end. Everyone else
 // goes through the [Session] API:
 //
-//   - audio frames in: [Session.PushAudio];
+//   - audio frames in: [Session.PushAudio] (which also interrupts the
+//     active response when the user talks over it: barge-in);
 //   - start, cancel and finish a response: [Session.StartResponse],
 //     [Session.CancelResponse], [Session.FinishResponse];
-//   - streamed TTS audio out: [Response.Audio];
+//   - streamed TTS audio out: [Response.Audio], and what of it was
+//     played: [Response.Played];
 //   - compaction of the conversation history: [Session.TriggerCompaction];
 //   - close, or the connection dropping: [Session.Close], or cancelling the
 //     context given to [New].
+//
+// # Audio, barge-in and history
+//
+// A response's audio streams on [Response.Audio], up to
+// [Config.AudioBuffer] chunks ahead of its reader. A response that
+// completes on its own has its stream closed after its last chunk, and
+// what is buffered is delivered. A response ended before that —
+// canceled, preempted, finished, interrupted, or torn down — has its TTS
+// pipeline stopped and its buffered audio discarded before the call that
+// ended it returns and before its Done is closed: from then on its reader
+// sees the end of the stream, never a stale chunk. (The stream is cut
+// before the end is committed, so this holds of the trace too: no audio
+// after the response's RespFinish.) Stopping is idempotent; each
+// pipeline's worker is joined once (one TTSClosed event).
+//
+// Barge-in is on by default: when the speech frames of the user's turn
+// reach [Config.BargeInMinSpeech] (default 200 ms of audio, measured with
+// [Config.SampleRate]), the frame's [Session.PushAudio] cancels the active
+// response (ErrCanceled, RespFinish with cause "barge-in") before it
+// returns, once per turn; [BargeInOff] disables it.
+//
+// A response leaves one item in the history (prefix [HistoryItemPrefix])
+// when it ends: all of its text if it completed, and if it was cut short
+// only the text whose audio the transport acknowledged as played in full
+// ([Response.Played]), as OpenAI's conversation.item.truncate does; none
+// if nothing was heard, or if the session was torn down.
 //
 // The work inside sits behind small interfaces — [TurnDetector],
 // [Generator], [Synthesizer], [Compactor] — with simple working defaults

@@ -491,10 +491,26 @@ func TestCoverage(t *testing.T) {
 		cov.WriteText(&b)
 		t.Fatalf("coverage %d/%d, want 7/15\n%s", cov.Exercised, cov.Total, b.String())
 	}
+	// The 5 Terminated self-loops of final states are set apart (one of
+	// them exercised by the interrupt trace): 6 of the 10 others.
+	if cov.Required != 10 || cov.RequiredExercised != 6 || len(cov.NotRequired) != 5 {
+		t.Errorf("required %d/%d, %d not required; want 6/10 and 5", cov.RequiredExercised, cov.Required, len(cov.NotRequired))
+	}
+	for _, n := range cov.NotRequired {
+		if n.Action != "Terminated" || n.From != n.To || n.Reason != check.NotRequiredReason {
+			t.Errorf("not required: %+v", n)
+		}
+	}
 	var b bytes.Buffer
 	cov.WriteText(&b)
-	if !strings.Contains(b.String(), "exercised 7/15 transitions") || !strings.Contains(b.String(), "--PublicationFails-->") {
-		t.Errorf("coverage text:\n%s", b.String())
+	for _, want := range []string{"exercised 6/10 transitions (60%); 5 final-state stutters not required, listed apart (7/15 counting them)",
+		"not exercised:\n  phase = \"Running\"", "--PublicationFails-->", "not required (final-state stutter: ", "      1  phase = \"Interrupted\" /\\ verified = TRUE"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("coverage text lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String()[:strings.Index(b.String(), "not required (")], "Terminated") {
+		t.Errorf("a Terminated self-loop is listed as not exercised:\n%s", b.String())
 	}
 }
 

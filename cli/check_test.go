@@ -228,15 +228,29 @@ func TestCoverageCommand(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s", code, errs)
 	}
-	if !strings.Contains(out, "model program: exercised 5/15 transitions") || !strings.Contains(out, "--PublicationFails-->") {
-		t.Errorf("coverage output:\n%s", out)
+	// Program's 5 Terminated self-loops are final-state stutters: listed
+	// apart, not counted.
+	for _, want := range []string{"model program: exercised 5/10 transitions (50%); 5 final-state stutters not required, listed apart (5/15 counting them)",
+		"--PublicationFails-->", "not required (final-state stutter: ", "--Terminated-->"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("coverage output lacks %q:\n%s", want, out)
+		}
+	}
+	out, _, code = runCLI(t, "coverage", "--json", corpusDir+"program/published-ok.ndjson")
+	var cov struct {
+		Model             string
+		Total, Exercised  int
+		Required          int                               `json:"required"`
+		RequiredExercised int                               `json:"required_exercised"`
+		NotRequired       []struct{ Action, Reason string } `json:"not_required"`
+	}
+	if code != exitOK || json.Unmarshal([]byte(out), &cov) != nil || cov.Model != "program" || cov.Total != 15 || cov.Exercised != 4 ||
+		cov.Required != 10 || cov.RequiredExercised != 4 || len(cov.NotRequired) != 5 || cov.NotRequired[0].Action != "Terminated" || cov.NotRequired[0].Reason == "" {
+		t.Errorf("exit %d, %+v\n%s", code, cov, out)
 	}
 	out, _, code = runCLI(t, "coverage", "--json", corpusDir+"session/composite-teardown-ok.ndjson")
-	var cov struct {
-		Model            string
-		Total, Exercised int
-	}
-	if code != exitOK || json.Unmarshal([]byte(out), &cov) != nil || cov.Model != "session" || cov.Total != 36 || cov.Exercised != 7 {
+	cov.NotRequired = nil
+	if code != exitOK || json.Unmarshal([]byte(out), &cov) != nil || cov.Model != "session" || cov.Total != 36 || cov.Exercised != 7 || cov.Required != 36 || len(cov.NotRequired) != 0 {
 		t.Errorf("exit %d, %+v\n%s", code, cov, out)
 	}
 	out, _, code = runCLI(t, "coverage", corpusDir+"program")

@@ -13,7 +13,13 @@ const coverageSynopsis = `[--model SPEC] [--mutant NAME] [--json] FILE|DIR...|-
 Checks the traces against a registered spec and prints how many of the
 spec's transitions (the edges of its reachable state graph, as tracecheck
 explore counts them) the traces exercised, e.g. "exercised 12/15
-transitions", and lists the ones never exercised. A directory stands for
+transitions", and lists the ones never exercised. The final-state
+stutters (self-loops of a state with no other way out, such as Program's
+Terminated: a finished run's trace ends in that state and need not record
+them) are listed apart, with the reason, and left out of the count and the
+percentage; --json has them under "not_required", and the counts over the
+others as "required" and "required_exercised" ("total" and "exercised"
+count every transition). A directory stands for
 the traces under it. A step counts only if exactly one transition fits
 it; steps after a violation count for nothing. All files must be traces
 of the same model (--model, or inferred from the first).

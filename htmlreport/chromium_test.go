@@ -132,9 +132,9 @@ func TestReportInChromium(t *testing.T) {
 	if edges != len(c.Edges) || states != 3 {
 		t.Errorf("chart: %d edges, %d states rendered; want %d and 3", edges, states, len(c.Edges))
 	}
-	if stageRows != len(run.Stages) || transitionRows != len(c.Edges) || killRows != len(run.Kills) {
+	if stageRows != len(run.Stages) || transitionRows != len(c.Edges)+len(c.NotRequired) || killRows != len(run.Kills) {
 		t.Errorf("tables: %d stage rows, %d transition rows, %d kill rows; want %d, %d, %d",
-			stageRows, transitionRows, killRows, len(run.Stages), len(c.Edges), len(run.Kills))
+			stageRows, transitionRows, killRows, len(run.Stages), len(c.Edges)+len(c.NotRequired), len(run.Kills))
 	}
 	if svgW < 200 || svgH < 100 {
 		t.Errorf("the chart renders %.0f×%.0f: too small to be drawn", svgW, svgH)

@@ -106,7 +106,10 @@ func Write(w io.Writer, r *Run) error {
 			return err
 		}
 		pct := "—"
-		if len(c.Edges) > 0 {
+		switch {
+		case c.Required > 0:
+			pct = fmt.Sprintf("%.0f%%", 100*float64(c.RequiredExercised)/float64(c.Required))
+		case len(c.Edges) > 0:
 			pct = fmt.Sprintf("%.0f%%", 100*float64(c.Exercised())/float64(len(c.Edges)))
 		}
 		// WriteSVG escapes every string it writes.
@@ -191,8 +194,13 @@ details { margin: .3em 0; }
 {{if .ChartViews}}<h2>Transition coverage</h2>
 <p class="legend"><span style="color:#1e8449">━ exercised (wider: more often)</span><span style="color:#c0392b">╌ never exercised</span><span>double border: initial state</span></p>
 {{range .ChartViews}}<section class="spec" data-spec="{{.Spec}}">
-<h3>{{.Spec}}: {{.Exercised}}/{{len .Edges}} transitions exercised ({{.Percent}}){{if .Required}} · required {{.RequiredExercised}}/{{.Required}}{{if .RequiredRule}} ({{.RequiredRule}}){{end}}{{end}}</h3>
+{{if .Required}}<h3>{{.Spec}}: {{.RequiredExercised}}/{{.Required}} required transitions exercised ({{.Percent}}) · {{.Exercised}}/{{len .Edges}} in all</h3>
+{{if .RequiredRule}}<p class="legend">required: {{.RequiredRule}}</p>{{end}}{{else}}<h3>{{.Spec}}: {{.Exercised}}/{{len .Edges}} transitions exercised ({{.Percent}})</h3>{{end}}
 {{.SVG}}
+{{if .NotRequired}}<details><summary>{{len .NotRequired}} transitions not required, not counted in the percentage</summary>
+<table class="transitions"><thead><tr><th>from</th><th>action</th><th>to</th><th>taken</th></tr></thead><tbody>
+{{range .NotRequired}}<tr><td><code>{{.From}}</code></td><td>{{.Action}}</td><td><code>{{.To}}</code></td><td class="num">{{.Count}}</td></tr>
+{{end}}</tbody></table></details>{{end}}
 <details><summary>every transition</summary>
 <table class="transitions"><thead><tr><th>from</th><th>action</th><th>to</th><th>taken</th></tr></thead><tbody>
 {{range .Edges}}<tr><td><code>{{.From}}</code></td><td>{{.Action}}</td><td><code>{{.To}}</code></td><td class="num">{{.Count}}</td></tr>

@@ -31,6 +31,10 @@ type Chart struct {
 	Required, RequiredExercised int
 	// RequiredRule says which transitions are required, in a few words.
 	RequiredRule string
+	// NotRequired lists the transitions of Edges that are not required
+	// (RequiredRule says why), with their counts: the report lists them
+	// apart, and its percentage is over the required ones.
+	NotRequired []Edge
 }
 
 // Exercised returns how many of the chart's transitions were taken at

@@ -19,9 +19,8 @@ import (
 // coverageStage checks every trace the stages wrote against its spec
 // (a violation fails the gate, with its divergence report in the HTML
 // report) and measures transition coverage: the traces must exercise
-// every transition of each spec's graph except terminal self-loops (the
-// stuttering of a state with no other way out, such as Program's
-// Terminated), or the gate fails.
+// every transition check.CoverageOf counts as required (all but the
+// final-state stutters, such as Program's Terminated), or the gate fails.
 func coverageStage(ctx context.Context, r *run, s *stage) error {
 	for _, name := range []string{"program", "session"} {
 		files := r.traces[name]
@@ -78,11 +77,11 @@ func coverageStage(ctx context.Context, r *run, s *stage) error {
 		r.charts = append(r.charts, chart)
 		r.covered[name] = [2]int{exercised, required}
 		r.mu.Unlock()
-		s.figure("%s: %d events, %d instances in %d traces, %s transitions covered", name, events, instances, len(files), pct(exercised, required))
+		s.figure("%s: %d events, %d instances in %d traces, %s transitions covered (final-state stutters not required)", name, events, instances, len(files), pct(exercised, required))
 		if exercised < required {
 			var missing []string
 			for _, e := range chart.Edges {
-				if e.Count == 0 && !terminalLoop(chart.Edges, e) {
+				if e.Count == 0 && !notRequired(chart, e) {
 					missing = append(missing, fmt.Sprintf("%s --%s--> %s", e.From, e.Action, e.To))
 				}
 			}
@@ -104,38 +103,19 @@ func chartOf[S comparable](ctx context.Context, sp *model.Spec[S], reps []*check
 		return htmlreport.Chart{}, 0, 0, err
 	}
 	c := htmlreport.Chart{Spec: sp.Name}
+	for _, n := range cov.NotRequired {
+		c.NotRequired = append(c.NotRequired, htmlreport.Edge{From: n.From, Action: n.Action, To: n.To, Count: n.Count})
+	}
 	for _, id := range res.Graph.Init {
 		c.Init = append(c.Init, sp.Format(res.Graph.States[id]))
 	}
 	for _, e := range cov.Edges {
 		c.Edges = append(c.Edges, htmlreport.Edge{From: e.From, Action: e.Action, To: e.To, Count: e.Count})
 	}
-	required, exercised := 0, 0
-	for _, e := range c.Edges {
-		if terminalLoop(c.Edges, e) {
-			continue
-		}
-		required++
-		if e.Count > 0 {
-			exercised++
-		}
-	}
-	c.Required, c.RequiredExercised, c.RequiredRule = required, exercised, "all but terminal self-loops"
-	return c, required, exercised, nil
-}
-
-// terminalLoop reports whether e is a self-loop of a state with no other
-// way out.
-func terminalLoop(edges []htmlreport.Edge, e htmlreport.Edge) bool {
-	if e.From != e.To {
-		return false
-	}
-	for _, o := range edges {
-		if o.From == e.From && o.To != e.From {
-			return false
-		}
-	}
-	return true
+	// The transitions required are check's: all but the final-state
+	// stutters (check.NotRequiredReason).
+	c.Required, c.RequiredExercised, c.RequiredRule = cov.Required, cov.RequiredExercised, "all but final-state stutters: "+check.NotRequiredReason
+	return c, cov.Required, cov.RequiredExercised, nil
 }
 
 // addDivergence records a violation for the report: the one-instance text
@@ -184,4 +164,15 @@ func relPath(base, path string) string {
 		return rel
 	}
 	return path
+}
+
+// notRequired reports whether e is one of the chart's transitions that
+// traces need not exercise.
+func notRequired(c htmlreport.Chart, e htmlreport.Edge) bool {
+	for _, n := range c.NotRequired {
+		if n.From == e.From && n.Action == e.Action && n.To == e.To {
+			return true
+		}
+	}
+	return false
 }

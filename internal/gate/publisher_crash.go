@@ -294,8 +294,13 @@ func (pe *pubEnv) crashCheck(ctx context.Context, res *pubResult, pub string, ou
 	} else {
 		v := pe.journalVerdict(ctx, res, journal, out.killed)
 		res.verdict = v.String()
-		if rep.JournalTerminal != (v == check.Valid) {
-			res.fail("recovery calls the journal terminal=%v, the checker %s", rep.JournalTerminal, v)
+		// Recovery completes a nonterminal journal with the receipt of
+		// the outcome it established: after it, every journal is valid.
+		if v != check.Valid {
+			res.fail("after recovery the journal is %s (it was %s, terminal=%v; recovery appended %v)", v, rep.JournalPhase, rep.JournalTerminal, rep.Appended)
+		}
+		if rep.JournalTerminal == (len(rep.Appended) > 0) {
+			res.fail("recovery calls the journal terminal=%v and appended %v", rep.JournalTerminal, rep.Appended)
 		}
 	}
 	if published {

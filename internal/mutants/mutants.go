@@ -171,6 +171,60 @@ func Named() []mutate.Mutant {
 			Tests: []mutate.Test{{Package: sessionPkg, Run: "TestAbandonedChildEndsItsWork"}},
 		},
 		{
+			Name: "session/vad-not-stopped",
+			Doc:  "teardown's stop request to VAD is answered as if VAD stopped, but VAD neither terminates nor stops taking frames",
+			File: coord,
+			Old:  "\t\tcase r := <-c.stop:\n",
+			New: "\t\tcase r := <-c.stop:\n" +
+				"\t\t\tif c.name == VarVad { // says it stopped, and runs on\n" +
+				"\t\t\t\tr.reply <- stopResult{who: r.who}\n" +
+				"\t\t\t\tcontinue\n" +
+				"\t\t\t}\n",
+			Tests: []mutate.Test{{Package: sessioncheck, Run: "TestTeardownAtEveryPoint|TestRecordedTraces|TestModelBased"}, {Package: sessionPkg, Run: "TestNothingStartsAfterTeardown|TestLifecycle"}},
+		},
+		{
+			Name: "session/response-not-stopped",
+			Doc:  "teardown's stop request to the response coordinator is answered as if it stopped, but the active response streams on and new ones start",
+			File: coord,
+			Old:  "\t\tcase r := <-c.stop:\n",
+			New: "\t\tcase r := <-c.stop:\n" +
+				"\t\t\tif c.name == VarResp { // says it stopped, and runs on\n" +
+				"\t\t\t\tr.reply <- stopResult{who: r.who}\n" +
+				"\t\t\t\tcontinue\n" +
+				"\t\t\t}\n",
+			Tests: []mutate.Test{{Package: sessioncheck, Run: "TestTeardownAtEveryPoint|TestRecordedTraces|TestModelBased"}, {Package: sessionPkg, Run: "TestNothingStartsAfterTeardown|TestNoAudioAfterEnd|TestTTSClosedOnce"}},
+		},
+		{
+			Name: "session/response-after-teardown",
+			Doc:  "the response coordinator stops and joins its responses, then forgets its terminated state, which refused new ones: a response can start after teardown",
+			File: coord,
+			Old:  "\t\t\tr.reply <- stopResult{who: r.who, abandoned: c.shutdown(r.deadline)}\n\t\t\treturn\n",
+			New: "\t\t\tr.reply <- stopResult{who: r.who, abandoned: c.shutdown(r.deadline)}\n" +
+				"\t\t\tif c.name == VarResp { // the refusal of the terminated state, gone\n" +
+				"\t\t\t\tvar fresh S\n" +
+				"\t\t\t\tc.state = fresh\n" +
+				"\t\t\t\tcontinue\n" +
+				"\t\t\t}\n" +
+				"\t\t\treturn\n",
+			Tests: []mutate.Test{{Package: sessioncheck, Run: "TestTeardownAtEveryPoint|TestLinearizable$"}},
+		},
+		{
+			Name:  "session/teardown-without-join",
+			Doc:   "teardown cancels every child's work but does not wait for it to exit: the children report terminated while their workers still run",
+			File:  coord,
+			Old:   "\t\tfor len(c.live) > 0 {\n\t\t\tselect {\n\t\t\tcase ex := <-c.exits:\n\t\t\t\tc.stutter(ex.id)\n",
+			New:   "\t\tfor len(c.live) > 0 && false {\n\t\t\tselect {\n\t\t\tcase ex := <-c.exits:\n\t\t\t\tc.stutter(ex.id)\n",
+			Tests: []mutate.Test{{Package: sessioncheck, Run: "TestTeardownAtEveryPoint|TestRecordedTraces"}, {Package: sessionPkg, Run: "TestTTSClosedOnce|TestAbandonedChild"}},
+		},
+		{
+			Name:  "session/trace-intended-state",
+			Doc:   "a child that abandons work it could not join records the state it meant to reach (terminated) instead of the one it is in: the Teardown event says every child died while work runs on",
+			File:  coord,
+			Old:   "\t\t\tcase <-timer.C:\n\t\t\t\treturn true\n",
+			New:   "\t\t\tcase <-timer.C:\n\t\t\t\tc.commit(c.state.terminate(), event{})\n\t\t\t\treturn true\n",
+			Tests: []mutate.Test{{Package: sessioncheck, Run: "TestTeardownAtEveryPoint|TestRecordedTraces"}},
+		},
+		{
 			Name: "session/racy-finish",
 			Doc:  "FinishResponse checks the id on M3's state read outside its goroutine, then finishes whatever response is active",
 			File: sessionGo,

@@ -54,7 +54,9 @@ incdec), type-checked in memory (those that do not compile are dropped),
 and each runs only the tests of its package whose coverage includes the
 mutated position (measured once, per test, with -short unless --long); a
 mutant no test executes is "not covered" and nothing runs (--no-select
-runs the whole package suite instead).
+runs the whole package suite instead). --tests adds packages whose tests
+exercise the mutated ones (a harness): their tests are measured and
+selected too.
 
 Mutants run -j at a time. A result is cached under --cache (default: the
 user cache directory) keyed by the sha256 of the mutated file, the module's
@@ -103,6 +105,7 @@ func runMutate(cfg MutateConfig, args []string, stdout, stderr io.Writer) int {
 	shard := fs.String("shard", "", "run only shard `i/n` of the mutants (by a hash of the name), for a CI matrix")
 	merge := fs.Bool("merge", false, "merge the kill matrices (JSON files) named as arguments; run nothing")
 	equivFile := fs.String("equivalents", "", "`FILE` of mutants judged equivalent: lines NAME REASON")
+	testPkgs := fs.String("tests", "", "with --operators: comma-separated `PACKAGES` whose tests exercise the mutated packages too (./harness/pubcheck), measured and selected alongside their own")
 	minScore := fs.Float64("min-score", -1, "exit 0 when the mutation score (0..1) reaches this, even with survivors")
 	patterns, code := Parse(fs, args)
 	if code >= 0 {
@@ -189,6 +192,9 @@ func runMutate(cfg MutateConfig, args []string, stdout, stderr io.Writer) int {
 		Jobs:    max(1, *jobs),
 		Select:  !*noSelect,
 		Log:     stderr,
+	}
+	if *testPkgs != "" {
+		camp.TestPackages = strings.Split(*testPkgs, ",")
 	}
 	if *equivFile != "" {
 		f, err := os.Open(*equivFile)

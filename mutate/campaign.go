@@ -62,6 +62,11 @@ type Campaign struct {
 	// Progress, if set, is called after each mutant (from one goroutine
 	// at a time).
 	Progress func(Progress)
+	// TestPackages are packages whose tests exercise the mutated packages
+	// too (a harness): with Select, their tests are measured and selected
+	// alongside the mutated package's own; without, each operator mutant
+	// runs their whole suites after its package's.
+	TestPackages []string
 	// Log, if set, receives a line per coverage measurement.
 	Log io.Writer
 
@@ -230,6 +235,13 @@ func (c *Campaign) one(ctx context.Context, m Mutant) Result {
 		return res
 	}
 	opt := c.Options
+	if !c.Select && m.Package != "" {
+		for _, tp := range c.TestPackages {
+			if tp != m.Package {
+				m.Tests = append(m.Tests[:len(m.Tests):len(m.Tests)], Test{Package: tp})
+			}
+		}
+	}
 	if c.Select && m.Package != "" {
 		start := time.Now()
 		cov, err := c.coverageOf(ctx, m.Package)
@@ -242,7 +254,7 @@ func (c *Campaign) one(ctx context.Context, m Mutant) Result {
 			res.Status = StatusNotCovered
 			return res
 		}
-		m.Tests = []Test{{Package: m.Package, Run: runExpr(tests)}}
+		m.Tests, res.Tests = selection(m.Package, tests)
 		var base time.Duration
 		for _, t := range tests {
 			base += t.Duration
@@ -252,18 +264,17 @@ func (c *Campaign) one(ctx context.Context, m Mutant) Result {
 		opt.Timeout = min(opt.Timeout, 2*time.Minute+10*base)
 	}
 	for _, t := range m.Tests {
-		if names := selectedTests(t.Run); names != nil {
-			res.Tests = append(res.Tests, names...)
-		} else {
-			name := t.Package
-			if t.Run != "" {
-				name += " -run " + t.Run
-			}
-			if t.Command != nil {
-				name += " " + strings.Join(t.Command, " ")
-			}
-			res.Tests = append(res.Tests, name)
+		if c.Select && m.Package != "" {
+			break // res.Tests named by the selection
 		}
+		name := t.Package
+		if t.Run != "" {
+			name += " -run " + t.Run
+		}
+		if t.Command != nil {
+			name += " " + strings.Join(t.Command, " ")
+		}
+		res.Tests = append(res.Tests, name)
 	}
 	mutated := bytes.Replace(src, []byte(m.Old), []byte(m.New), 1)
 	key := c.Key(m, mutated)
@@ -306,7 +317,7 @@ func (c *Campaign) coverageOf(ctx context.Context, pkg string) (*Coverage, error
 		var key string
 		if c.CacheDir != "" {
 			h := sha256.New()
-			fmt.Fprintf(h, "tracecheck-mutate-coverage-v1\x00%s\x00%s\x00race=%v short=%v\x00", c.modHash, pkg, c.Race, c.Short)
+			fmt.Fprintf(h, "tracecheck-mutate-coverage-v2\x00%s\x00%s\x00%q\x00race=%v short=%v\x00", c.modHash, pkg, c.TestPackages, c.Race, c.Short)
 			key = "coverage-" + hex.EncodeToString(h.Sum(nil))
 			if b, err := readBounded(filepath.Join(c.CacheDir, key[:11], key+".json"), 256<<20); err == nil {
 				var cov Coverage
@@ -318,7 +329,7 @@ func (c *Campaign) coverageOf(ctx context.Context, pkg string) (*Coverage, error
 				}
 			}
 		}
-		co.cov, co.err = MeasureCoverage(ctx, c.Options, pkg, c.Jobs)
+		co.cov, co.err = MeasureCoverage(ctx, c.Options, pkg, c.Jobs, c.TestPackages...)
 		if co.err != nil {
 			return
 		}

@@ -286,6 +286,29 @@ op/fixture.go:16:7/boundary  x == hi returns hi, which is x
 		}
 	})
 
+	t.Run("another package's tests count with TestPackages", func(t *testing.T) {
+		var part []mutate.Mutant
+		for _, m := range ms {
+			if m.Name == "op/fixture.go:77:3/incdec" || m.Name == "op/fixture.go:70:3/incdec" || m.Name == "op/fixture.go:13:7/boundary" {
+				part = append(part, m)
+			}
+		}
+		mo, err := (&mutate.Campaign{Options: opt, Jobs: 2, Select: true, TestPackages: []string{"./other"}}).Run(ctx, part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := verdicts(mo)
+		for name, want := range map[string]string{
+			"op/fixture.go:77:3/incdec":   "killed example.com/fixture/other.TestAlsoUnused [other.TestAlsoUnused]",
+			"op/fixture.go:70:3/incdec":   "not-covered  []",
+			"op/fixture.go:13:7/boundary": "survived  [TestClamp]",
+		} {
+			if got[name] != want {
+				t.Errorf("%s: %q, want %q", name, got[name], want)
+			}
+		}
+	})
+
 	if now, _ := os.ReadFile(filepath.Join(fixture, "fixture.go")); !bytes.Equal(now, orig) {
 		t.Fatal("the checkout was edited")
 	}

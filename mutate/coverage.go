@@ -34,6 +34,9 @@ type Coverage struct {
 // TestCoverage is what one test covers.
 type TestCoverage struct {
 	Name string `json:"name"`
+	// Package is the test's package when it is not the measured one (a
+	// harness's tests exercising it).
+	Package string `json:"package,omitempty"`
 	// Duration is the test's run time, process start to exit.
 	Duration time.Duration `json:"duration_ns"`
 	// Failed reports that the test fails without any mutant: it is never
@@ -96,27 +99,21 @@ func (c *Coverage) Failing() []string {
 	return out
 }
 
-// MeasureCoverage builds pkg's test binary once with coverage of pkg,
-// lists its tests and runs each alone (jobs at a time), recording what it
-// covers. opt's Root, Go, Race, Short and Timeout apply (Timeout bounds
-// each test).
-func MeasureCoverage(ctx context.Context, opt Options, pkg string, jobs int) (*Coverage, error) {
+// MeasureCoverage measures what each test covers of pkg: for pkg itself
+// and for each of testPkgs (other packages whose tests exercise pkg, such
+// as a harness), it builds the test binary once with coverage of pkg,
+// lists its tests and runs each alone (jobs at a time). opt's Root, Go,
+// Race, Short and Timeout apply (Timeout bounds each test).
+func MeasureCoverage(ctx context.Context, opt Options, pkg string, jobs int, testPkgs ...string) (*Coverage, error) {
 	opt.fill()
 	start := time.Now()
 	if jobs < 1 {
 		jobs = 1
 	}
-	list := exec.CommandContext(ctx, opt.Go, "list", "-f", "{{.ImportPath}}\t{{.Dir}}", pkg)
-	list.Dir = opt.Root
-	out, err := list.Output()
+	importPath, dir, err := listPackage(ctx, opt, pkg)
 	if err != nil {
-		return nil, fmt.Errorf("mutate: go list %s: %w", pkg, withStderr(err))
+		return nil, err
 	}
-	fields := strings.SplitN(strings.TrimSpace(string(out)), "\t", 2)
-	if len(fields) != 2 || strings.Contains(fields[1], "\n") {
-		return nil, fmt.Errorf("mutate: coverage: %s names %d packages; name exactly one", pkg, strings.Count(string(out), "\n")+1)
-	}
-	importPath, dir := fields[0], fields[1]
 	absRoot, err := filepath.Abs(opt.Root)
 	if err != nil {
 		return nil, fmt.Errorf("mutate: %w", err)
@@ -131,29 +128,46 @@ func MeasureCoverage(ctx context.Context, opt Options, pkg string, jobs int) (*C
 		return nil, fmt.Errorf("mutate: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	bin := filepath.Join(tmp, "pkg.test")
-	args := []string{"test", "-c", "-o", bin, "-cover", "-covermode=set", "-coverpkg=" + importPath}
-	if opt.Race {
-		args = append(args, "-race")
-	}
-	build := exec.CommandContext(ctx, opt.Go, append(args, pkg)...)
-	build.Dir = opt.Root
-	if b, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("mutate: building %s's tests with coverage: %w\n%s", pkg, err, tail(string(b), 2000))
-	}
-	if _, err := os.Stat(bin); err != nil { // no test files
-		cov.Duration = time.Since(start)
-		return cov, nil
-	}
-	lister := exec.CommandContext(ctx, bin, "-test.list", ".*")
-	lister.Dir = dir
-	names, err := lister.Output()
-	if err != nil {
-		return nil, fmt.Errorf("mutate: listing %s's tests: %w", pkg, withStderr(err))
-	}
-	for _, n := range strings.Fields(string(names)) {
-		if strings.HasPrefix(n, "Test") || strings.HasPrefix(n, "Fuzz") || strings.HasPrefix(n, "Example") {
-			cov.Tests = append(cov.Tests, TestCoverage{Name: n})
+	type binary struct{ path, dir string }
+	bins := map[string]binary{}
+	for i, tp := range append([]string{pkg}, testPkgs...) {
+		if _, ok := bins[tp]; ok {
+			continue
+		}
+		tpDir := dir
+		if i > 0 {
+			if _, tpDir, err = listPackage(ctx, opt, tp); err != nil {
+				return nil, err
+			}
+		}
+		bin := filepath.Join(tmp, fmt.Sprintf("pkg%d.test", i))
+		args := []string{"test", "-c", "-o", bin, "-cover", "-covermode=set", "-coverpkg=" + importPath}
+		if opt.Race {
+			args = append(args, "-race")
+		}
+		build := exec.CommandContext(ctx, opt.Go, append(args, tp)...)
+		build.Dir = opt.Root
+		if b, err := build.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("mutate: building %s's tests with coverage of %s: %w\n%s", tp, pkg, err, tail(string(b), 2000))
+		}
+		if _, err := os.Stat(bin); err != nil { // no test files
+			continue
+		}
+		bins[tp] = binary{bin, tpDir}
+		lister := exec.CommandContext(ctx, bin, "-test.list", ".*")
+		lister.Dir = tpDir
+		names, err := lister.Output()
+		if err != nil {
+			return nil, fmt.Errorf("mutate: listing %s's tests: %w", tp, withStderr(err))
+		}
+		for _, n := range strings.Fields(string(names)) {
+			if strings.HasPrefix(n, "Test") || strings.HasPrefix(n, "Fuzz") || strings.HasPrefix(n, "Example") {
+				t := TestCoverage{Name: n}
+				if tp != pkg {
+					t.Package = tp
+				}
+				cov.Tests = append(cov.Tests, t)
+			}
 		}
 	}
 	var wg sync.WaitGroup
@@ -165,7 +179,12 @@ func MeasureCoverage(ctx context.Context, opt Options, pkg string, jobs int) (*C
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			errs[i] = runCovered(ctx, opt, bin, dir, filepath.ToSlash(relDir), importPath, filepath.Join(tmp, fmt.Sprintf("%d.out", i)), &cov.Tests[i])
+			tp := cov.Tests[i].Package
+			if tp == "" {
+				tp = pkg
+			}
+			b := bins[tp]
+			errs[i] = runCovered(ctx, opt, b.path, b.dir, filepath.ToSlash(relDir), importPath, filepath.Join(tmp, fmt.Sprintf("%d.out", i)), &cov.Tests[i])
 		}()
 	}
 	wg.Wait()
@@ -176,6 +195,22 @@ func MeasureCoverage(ctx context.Context, opt Options, pkg string, jobs int) (*C
 	}
 	cov.Duration = time.Since(start)
 	return cov, nil
+}
+
+// listPackage returns pkg's import path and directory; pkg must name one
+// package.
+func listPackage(ctx context.Context, opt Options, pkg string) (importPath, dir string, err error) {
+	list := exec.CommandContext(ctx, opt.Go, "list", "-f", "{{.ImportPath}}\t{{.Dir}}", pkg)
+	list.Dir = opt.Root
+	out, err := list.Output()
+	if err != nil {
+		return "", "", fmt.Errorf("mutate: go list %s: %w", pkg, withStderr(err))
+	}
+	fields := strings.SplitN(strings.TrimSpace(string(out)), "\t", 2)
+	if len(fields) != 2 || strings.Contains(fields[1], "\n") {
+		return "", "", fmt.Errorf("mutate: coverage: %s names %d packages; name exactly one", pkg, strings.Count(string(out), "\n")+1)
+	}
+	return fields[0], fields[1], nil
 }
 
 // runCovered runs one test of the binary and reads its profile into t.
@@ -247,23 +282,38 @@ func parseProfile(r io.Reader, importPath, relDir string) (map[string][]Block, e
 	return out, sc.Err()
 }
 
-// runExpr is a -run expression that selects exactly the named top-level
-// tests (and their subtests).
-func runExpr(tests []TestCoverage) string {
-	names := make([]string, len(tests))
-	for i, t := range tests {
-		names[i] = t.Name
+// selection returns the go test runs of the tests, a run per package
+// (pkg's own first), each with a -run expression that selects exactly
+// the named top-level tests (and their subtests), and the tests' names
+// (package-qualified when not pkg's own).
+func selection(pkg string, tests []TestCoverage) ([]Test, []string) {
+	byPkg := map[string][]string{}
+	var order []string
+	for _, t := range tests {
+		p := t.Package
+		if p == "" {
+			p = pkg
+		}
+		if byPkg[p] == nil {
+			order = append(order, p)
+		}
+		byPkg[p] = append(byPkg[p], t.Name)
 	}
-	sort.Strings(names)
-	return "^(" + strings.Join(names, "|") + ")$"
-}
-
-// selectedTests parses a -run expression made by runExpr back into names.
-func selectedTests(run string) []string {
-	if !strings.HasPrefix(run, "^(") || !strings.HasSuffix(run, ")$") {
-		return nil
+	sort.SliceStable(order, func(i, j int) bool { return order[i] == pkg && order[j] != pkg })
+	var runs []Test
+	var names []string
+	for _, p := range order {
+		ns := byPkg[p]
+		sort.Strings(ns)
+		runs = append(runs, Test{Package: p, Run: "^(" + strings.Join(ns, "|") + ")$"})
+		for _, n := range ns {
+			if p != pkg {
+				n = strings.TrimPrefix(p, "./") + "." + n
+			}
+			names = append(names, n)
+		}
 	}
-	return strings.Split(run[2:len(run)-2], "|")
+	return runs, names
 }
 
 func withStderr(err error) error {

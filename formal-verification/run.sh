@@ -3,7 +3,11 @@
 # graphs with the Go model (go test ./conform -run TestLive), and
 # with REGEN=1 replace the retained reports under formal-verification/reports.
 #
-#   TLA2TOOLS=/path/to/tla2tools.jar FIZZ=/path/to/fizz [REGEN=1] make formal
+#   TLA2TOOLS=/path/to/tla2tools.jar FIZZ=/path/to/fizz [REGEN=1] [ONLY=REGEX] make formal
+#
+# ONLY, if set, is an extended regular expression (bash =~) on report names:
+# only the matching reports are run, compared and (REGEN=1) rewritten, e.g.
+# ONLY='^tlc-machine-' for the per-machine specs under spec/machines.
 #
 # Optional: JAVA (default: java), FIZZ_VERSION (FizzBee has no version flag;
 # default: read from the README's pin), GO (default: go).
@@ -53,6 +57,12 @@ trap 'rm -rf "$WORK"' EXIT
 OUT="$WORK/reports"
 mkdir -p "$OUT"
 failures=()
+
+ran=() # the reports run (all of them, or those ONLY selects)
+selected() { # selected NAME: whether ONLY selects the report NAME
+	[[ -z ${ONLY:-} || $1 =~ $ONLY ]] || return 1
+	ran+=("$1")
+}
 
 sha() { sha256sum "$1" | cut -d' ' -f1; }
 json_str() { # a JSON string literal for $1 (no control characters expected)
@@ -104,6 +114,7 @@ write_manifest() {
 # the state graph; with it (a mutant) it must report PROPERTY violated.
 run_tlc() {
 	local name=$1 tla=$2 cfg=$3 prop=${4:-}
+	selected "$name" || return 0
 	local run="$WORK/run-$name" dir="$OUT/$name" base cbase
 	base="$(basename "$tla")" cbase="$(basename "$cfg")"
 	mkdir -p "$run" "$dir"
@@ -136,6 +147,7 @@ run_tlc() {
 # run_fizz NAME SPEC WANT [INVARIANT]: FizzBee on SPEC, wanting verdict WANT.
 run_fizz() {
 	local name=$1 spec=$2 want=$3 inv=${4:-}
+	selected "$name" || return 0
 	local run="$WORK/run-$name" dir="$OUT/$name" base
 	base="$(basename "$spec")"
 	mkdir -p "$run" "$dir"
@@ -176,9 +188,24 @@ run_fizz fizzbee-session-no-compaction-teardown spec/mutants/session_no_compacti
 run_fizz fizzbee-session-no-vad-teardown spec/mutants/session_no_vad_teardown.fizz FAILED ChildrenDieWithParent
 run_fizz fizzbee-session-no-resp-teardown spec/mutants/session_no_resp_teardown.fizz FAILED ChildrenDieWithParent
 run_fizz fizzbee-session-child-starts-after-teardown spec/mutants/session_child_starts_after_teardown.fizz FAILED ChildrenDieWithParent
+# The per-machine specs of seed 001 (M1-M5, spec/machines; model/machines):
+# each as written, then each mutant, which must break its invariant.
+run_tlc tlc-machine-tts spec/machines/TTS.tla spec/machines/TTS.cfg
+run_tlc tlc-machine-tts-cancel-keeps-audio spec/machines/mutants/TTS_cancel_keeps_audio.tla spec/machines/mutants/TTS_cancel_keeps_audio.cfg NoAudioAfterEnd
+run_tlc tlc-machine-tts-close-twice spec/machines/mutants/TTS_close_twice.tla spec/machines/mutants/TTS_close_twice.cfg CloseOnce
+run_tlc tlc-machine-compaction spec/machines/Compaction.tla spec/machines/Compaction.cfg
+run_tlc tlc-machine-compaction-fire-and-forget spec/machines/mutants/Compaction_fire_and_forget.tla spec/machines/mutants/Compaction_fire_and_forget.cfg NoneAfterTeardown
 
+if ((${#ran[@]} == 0)); then
+	echo "formal: ONLY=$ONLY selects no report" >&2
+	exit 2
+fi
+live='^TestLive$'
+if [[ -n ${ONLY:-} ]]; then
+	live+="/^($(IFS='|'; echo "${ran[*]}"))\$"
+fi
 echo "formal: comparing the fresh graphs with the Go model"
-if ! (cd "$ROOT" && CONFORM_LIVE_DIR="$OUT" "$GO" test -count=1 -run '^TestLive' -v ./conform/); then
+if ! (cd "$ROOT" && CONFORM_LIVE_DIR="$OUT" "$GO" test -count=1 -run "$live" -v ./conform/); then
 	failures+=("the fresh tool output does not conform to the Go model (see the go test output above)")
 fi
 

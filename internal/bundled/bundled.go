@@ -1,16 +1,21 @@
-// Package bundled registers tracecheck's two bundled specs with the command
+// Package bundled registers tracecheck's bundled specs with the command
 // line: spec/Program.tla (seed 000, the checkpoint publisher's lifecycle)
-// and spec/session.fizz (seed 001, the realtime session hierarchy) with its
-// mutants. It is the one place that names them: the tracecheck binary, its
-// tests and the corpus tests all derive the list from Specs.
+// and spec/session.fizz (seed 001, the realtime session hierarchy) with
+// their mutants, then seed 001's per-machine specs under spec/machines (M1
+// to M5, see docs/machines.md) with theirs. It is the one place that names
+// them: the tracecheck binary, its tests and the corpus tests all derive
+// the list from Specs.
 package bundled
 
 import (
 	"github.com/tracecheck/tracecheck/chart"
 	"github.com/tracecheck/tracecheck/cli"
+	"github.com/tracecheck/tracecheck/model"
+	"github.com/tracecheck/tracecheck/model/machines"
 	"github.com/tracecheck/tracecheck/model/program"
 	"github.com/tracecheck/tracecheck/model/session"
 	"github.com/tracecheck/tracecheck/spec"
+	specmachines "github.com/tracecheck/tracecheck/spec/machines"
 )
 
 // hash is the spec files' SHA-256 as trace headers give it ("" if a file
@@ -24,9 +29,40 @@ func hash(files []string) string {
 	return h
 }
 
-// Specs returns the bundled specs: program, then session.
+// Specs returns the bundled specs: program, session, then the per-machine
+// specs ([Machines]).
 func Specs() []cli.Spec {
-	return []cli.Spec{Program(), Session()}
+	return append([]cli.Spec{Program(), Session()}, Machines()...)
+}
+
+// Machines returns seed 001's per-machine specs (spec/machines, transcribed
+// in model/machines), M1 to M5, each with its mutants.
+func Machines() []cli.Spec {
+	return []cli.Spec{
+		machine(machines.Compaction, "Compaction", "M4, history compaction: single flight, none after teardown (spec/machines/Compaction.tla)",
+			machines.CompactionMutants),
+		machine(machines.TTS, "TTS", "M5, a response's TTS pipeline: close once, join once, no audio after the response ended (spec/machines/TTS.tla)",
+			machines.TTSMutants),
+	}
+}
+
+// machine registers the machine spec spec/machines/<module>.tla, whose
+// transcription (or a mutant's) spec returns.
+func machine[S comparable](spec func(machines.Mutant) *model.Spec[S], module, doc string, mutants []machines.Mutant) cli.Spec {
+	m := cli.Of(spec(machines.Written))
+	files := specmachines.Files(module)
+	h, err := specmachines.SHA256(files...)
+	if err != nil {
+		h = ""
+	}
+	s := cli.Spec{Name: m.Name(), Doc: doc, SHA256: h, Model: m}
+	for _, f := range files {
+		s.Files = append(s.Files, "spec/machines/"+f)
+	}
+	for _, mu := range mutants {
+		s.Mutants = append(s.Mutants, cli.Mutant{Name: mu.Name, Doc: mu.Doc, Breaks: mu.Breaks, Model: cli.Of(spec(mu))})
+	}
+	return s
 }
 
 // Program is spec/Program.tla, drawn (its mutants too) with the labels of

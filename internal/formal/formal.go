@@ -34,8 +34,10 @@ type Check struct {
 	Verify func(r *conform.Report) (string, error)
 }
 
-// Checks lists every bundled report and what it must show.
-var Checks = []Check{
+// Checks lists every bundled report and what it must show: the bundled
+// specs' (Program.tla, session.fizz and their mutants), then the
+// per-machine specs' (machineChecks, machines.go).
+var Checks = slices.Concat([]Check{
 	{"tlc-program", tlcProgram},
 	{"tlc-program-publish-from-staging", tlcMutant(program.PublishFromStaging)},
 	{"tlc-program-failed-to-published", tlcMutant(program.FailedToPublished)},
@@ -46,7 +48,7 @@ var Checks = []Check{
 	{"fizzbee-session-no-vad-teardown", fizzMutant(session.Options{NoVadTeardown: true}, "Init", session.Teardown)},
 	{"fizzbee-session-no-resp-teardown", fizzMutant(session.Options{NoRespTeardown: true}, "Init", session.Teardown)},
 	{"fizzbee-session-child-starts-after-teardown", fizzMutant(session.Options{ChildStartsAfterTeardown: true}, "Init", session.Teardown, session.RespStart)},
-}
+}, machineChecks)
 
 // Load reads the report in dir and verifies it against the specs under
 // root (conform.ErrNoReport if it is absent, conform.ErrStale if a spec

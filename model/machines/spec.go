@@ -1,0 +1,59 @@
+package machines
+
+import "github.com/tracecheck/tracecheck/model"
+
+// Mutant names a mutant of one machine spec: the spec with one bug made in
+// it, kept to show that its checks catch the bug. The zero value is the
+// spec as written.
+type Mutant struct {
+	// Name names the mutant on the command line (explore NAME --mutant
+	// Name), e.g. "cancel-keeps-audio".
+	Name string
+	// Breaks names the invariant the mutant violates.
+	Breaks string
+	// Doc says what was changed.
+	Doc string
+}
+
+// Written is the spec as written, for every machine.
+var Written = Mutant{}
+
+// String returns the mutant's name ("" for the spec as written).
+func (m Mutant) String() string { return m.Name }
+
+// specName names a transcription: "tts", or "tts[cancel-keeps-audio]".
+func specName(machine string, m Mutant) string {
+	if m.Name == "" {
+		return machine
+	}
+	return machine + "[" + m.Name + "]"
+}
+
+// guard is one conjunct of an action's enabling condition, with the spec's
+// words for it.
+type guard[S any] struct {
+	text string
+	ok   func(S) bool
+}
+
+// guards returns an action guard: "" when every conjunct holds, else the
+// first one that fails.
+func guards[S any](gs ...guard[S]) func(S) string {
+	return func(s S) string {
+		for _, g := range gs {
+			if !g.ok(s) {
+				return g.text
+			}
+		}
+		return ""
+	}
+}
+
+// set returns an action body that applies f to a copy of the state.
+func set[S any](f func(*S)) func(S, func(S)) {
+	return func(s S, emit func(S)) { f(&s); emit(s) }
+}
+
+func str(s string) model.Value { return model.Str(s) }
+
+func num[N ~int8](n N) model.Value { return model.Int(int64(n)) }

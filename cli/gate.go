@@ -315,7 +315,7 @@ func runGate(cfg GateConfig, name string, args []string, stdout, stderr io.Write
 func WriteGateTable(w io.Writer, name string, res *GateResult) {
 	fmt.Fprintf(w, "%-12s %-7s %9s  %s\n", "stage", "verdict", "time", "figures")
 	for _, s := range res.Stages {
-		fmt.Fprintf(w, "%-12s %-7s %9s  %s\n", s.Name, s.Verdict, s.Elapsed.Round(time.Millisecond), s.Figures)
+		fmt.Fprintf(w, "%-12s %-7s %9s  %s\n", s.Name, s.Verdict, shortDuration(s.Elapsed), s.Figures)
 	}
 	fmt.Fprintf(w, "\n%s: %s in %s (run directory %s)\n", name, res.Verdict, res.Elapsed.Round(100*time.Millisecond), res.Dir)
 	for _, s := range res.Stages {
@@ -366,7 +366,7 @@ func RunGate(ctx context.Context, cfg GateConfig, opt GateOptions) (*GateResult,
 		case s.Verdict == "":
 			s.Verdict = gatePass
 		}
-		fmt.Fprintf(g.progress, "%s: %-12s %-5s %s (%s)\n", g.name, name, s.Verdict, s.Figures, s.Elapsed.Round(time.Millisecond))
+		fmt.Fprintf(g.progress, "%s: %-12s %-5s %s (%s)\n", g.name, name, s.Verdict, s.Figures, shortDuration(s.Elapsed))
 		for _, f := range s.Failures {
 			fmt.Fprintf(g.progress, "%s:   %s\n", g.name, firstLineOf(f))
 		}
@@ -761,6 +761,15 @@ func clipLines(s string, n int) string {
 	return strings.Join(lines[:n], "\n") + fmt.Sprintf("\n... and %d more lines", len(lines)-n)
 }
 
+// shortDuration rounds d for a table: to 10µs under 10ms, to the
+// millisecond above.
+func shortDuration(d time.Duration) time.Duration {
+	if d < 10*time.Millisecond {
+		return d.Round(10 * time.Microsecond)
+	}
+	return d.Round(time.Millisecond)
+}
+
 func firstLineOf(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		return s[:i] + " ..."
@@ -953,18 +962,16 @@ func (g *gate) traces(ctx context.Context, s *gateStage) {
 // checkFile checks one trace file against spec (or the spec its head
 // names) and returns the report and the spec's name.
 func (g *gate) checkFile(ctx context.Context, spec, path string) (*check.Report, string, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, "", err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, "", fmt.Errorf("not a regular file")
-	}
-	f, err := os.Open(path)
+	f, err := g.open(path)
 	if err != nil {
 		return nil, "", err
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return nil, "", err
+	} else if !fi.Mode().IsRegular() {
+		return nil, "", fmt.Errorf("not a regular file")
+	}
 	var r io.Reader = f
 	if spec == "" {
 		head := make([]byte, 256<<10)
@@ -981,6 +988,18 @@ func (g *gate) checkFile(ctx context.Context, spec, path string) (*check.Report,
 		return nil, spec, fmt.Errorf("checking against %s: %w", spec, err)
 	}
 	return rep, spec, nil
+}
+
+// open opens a trace file: one under the run directory (which the steps
+// write) or the root through os.OpenInRoot, so that no symbolic link
+// there leads out of it; any other path as it is.
+func (g *gate) open(path string) (*os.File, error) {
+	for _, base := range []string{g.dir, g.root} {
+		if rel, err := filepath.Rel(base, path); err == nil && filepath.IsLocal(rel) {
+			return os.OpenInRoot(base, rel)
+		}
+	}
+	return os.Open(path)
 }
 
 // firstProblem is the text report of the first instance of rep whose

@@ -202,6 +202,13 @@ func TestGateStages(t *testing.T) {
 			writeFile(t, filepath.Join(root, "traces", "off-first.ndjson"), lampBad)
 		}, stage: cli.StageTraces, want: []string{"trace set ok: ", "off-first.ndjson is violation, want valid",
 			"TurnOff is not enabled", "reproduce: lamp-check check --model lamp ", "reproduce: lamp-check replay --model lamp --instance l2 "}},
+		{name: "trace links out of the root", edit: func(t *testing.T, _ *cli.GateConfig, root string) {
+			outside := filepath.Join(t.TempDir(), "elsewhere.ndjson")
+			writeFile(t, outside, lampOK)
+			if err := os.Symlink(outside, filepath.Join(root, "traces", "link.ndjson")); err != nil {
+				t.Fatal(err)
+			}
+		}, stage: cli.StageTraces, want: []string{"link.ndjson: openat traces/link.ndjson: path escapes from parent"}},
 		{name: "known-bad trace valid", edit: func(t *testing.T, _ *cli.GateConfig, root string) {
 			writeFile(t, filepath.Join(root, "bad", "fine.ndjson"), strings.ReplaceAll(lampOK, "l1", "l3"))
 		}, stage: cli.StageTraces, want: []string{"trace set known-bad: ", "fine.ndjson is valid, want violation"}},

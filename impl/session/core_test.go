@@ -63,6 +63,9 @@ func TestRespCoreStep(t *testing.T) {
 		{"failure of active", active, respIn{}, &exit{id: 3, err: ErrChildPanic}, respCore{RespIdle, 0, 3}, ActRespFinish, 0, 3, nil, ErrChildPanic},
 		{"late completion ignored", active, respIn{}, &exit{id: 2}, active, "", 0, 0, nil, nil},
 		{"terminated refuses", respCore{state: RespTerminated}, respIn{op: opStart}, nil, respCore{state: RespTerminated}, "", 0, 0, ErrClosed, nil},
+		{"barge-in cancels active", active, respIn{op: opBargeIn}, nil, respCore{RespIdle, 0, 3}, ActRespFinish, 0, 3, nil, ErrCanceled},
+		{"barge-in when idle", idle, respIn{op: opBargeIn}, nil, idle, "", 0, 0, ErrNoResponse, nil},
+		{"barge-in after teardown", respCore{state: RespTerminated}, respIn{op: opBargeIn}, nil, respCore{state: RespTerminated}, "", 0, 0, ErrClosed, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -89,7 +89,7 @@ func Named() []mutate.Mutant {
 			File:  publisher,
 			Old:   "\tif err := r.staging.root.RenameNoReplace(r.staging.name, r.pub, cfg.Name); err != nil {\n",
 			New:   "\tif err := func() error {\n\t\tif err := os.CopyFS(target, os.DirFS(r.res.Staging)); err != nil {\n\t\t\treturn err\n\t\t}\n\t\treturn r.staging.root.RemoveAll(r.staging.name)\n\t}(); err != nil {\n",
-			Tests: []mutate.Test{{Package: pubcheck, Run: "TestDurability"}},
+			Tests: []mutate.Test{{Package: pubcheck, Run: "TestDurability|TestFaultInjection|TestRealRuns"}},
 		},
 		{
 			Name:  "publisher/skip-file-fsync",
@@ -97,7 +97,7 @@ func Named() []mutate.Mutant {
 			File:  hashGo,
 			Old:   "\t\tsy.start(sf)\n",
 			New:   "\t\tsf.Close()\n",
-			Tests: []mutate.Test{{Package: pubcheck, Run: "TestDurability"}},
+			Tests: []mutate.Test{{Package: pubcheck, Run: "TestDurability|TestFaultInjection"}},
 		},
 		{
 			Name:  "publisher/skip-dir-fsync",
@@ -105,7 +105,7 @@ func Named() []mutate.Mutant {
 			File:  manifest,
 			Old:   "\t\tsy.do(root.Path()+\"/\"+d, func() error { return root.SyncDir(d) })\n",
 			New:   "\t\t_ = d\n",
-			Tests: []mutate.Test{{Package: pubcheck, Run: "TestDurability"}},
+			Tests: []mutate.Test{{Package: pubcheck, Run: "TestDurability|TestFaultInjection"}},
 		},
 		{
 			Name:  "publisher/skip-publish-dir-fsync",
@@ -113,7 +113,7 @@ func Named() []mutate.Mutant {
 			File:  publisher,
 			Old:   "\tif err := r.pub.SyncDir(\".\"); err != nil {\n",
 			New:   "\tif err := error(nil); err != nil {\n",
-			Tests: []mutate.Test{{Package: pubcheck, Run: "TestDurability"}},
+			Tests: []mutate.Test{{Package: pubcheck, Run: "TestDurability|TestFaultInjection"}},
 		},
 		{
 			Name:  "publisher/skip-receipt-fsync",
@@ -121,7 +121,7 @@ func Named() []mutate.Mutant {
 			File:  journalGo,
 			Old:   "func (j *journalFile) Sync() error { return j.f.Sync() }",
 			New:   "func (j *journalFile) Sync() error { return nil }",
-			Tests: []mutate.Test{{Package: pubcheck, Run: "TestDurability"}},
+			Tests: []mutate.Test{{Package: pubcheck, Run: "TestDurability|TestFaultInjection"}},
 		},
 		{
 			Name:  "checker/accept-changing-stutter",

@@ -195,6 +195,9 @@ run_tlc tlc-machine-tts-cancel-keeps-audio spec/machines/mutants/TTS_cancel_keep
 run_tlc tlc-machine-tts-close-twice spec/machines/mutants/TTS_close_twice.tla spec/machines/mutants/TTS_close_twice.cfg CloseOnce
 run_tlc tlc-machine-compaction spec/machines/Compaction.tla spec/machines/Compaction.cfg
 run_tlc tlc-machine-compaction-fire-and-forget spec/machines/mutants/Compaction_fire_and_forget.tla spec/machines/mutants/Compaction_fire_and_forget.cfg NoneAfterTeardown
+run_tlc tlc-machine-response spec/machines/Response.tla spec/machines/Response.cfg
+run_tlc tlc-machine-response-supersede-keeps-old spec/machines/mutants/Response_supersede_keeps_old.tla spec/machines/mutants/Response_supersede_keeps_old.cfg AtMostOneLive
+run_tlc tlc-machine-response-shutdown-leaves-response spec/machines/mutants/Response_shutdown_leaves_response.tla spec/machines/mutants/Response_shutdown_leaves_response.cfg NoneAfterTeardown
 
 if ((${#ran[@]} == 0)); then
 	echo "formal: ONLY=$ONLY selects no report" >&2

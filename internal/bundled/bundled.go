@@ -8,6 +8,10 @@
 package bundled
 
 import (
+	"strconv"
+	"strings"
+	"unicode"
+
 	"github.com/tracecheck/tracecheck/chart"
 	"github.com/tracecheck/tracecheck/cli"
 	"github.com/tracecheck/tracecheck/model"
@@ -16,6 +20,7 @@ import (
 	"github.com/tracecheck/tracecheck/model/session"
 	"github.com/tracecheck/tracecheck/spec"
 	specmachines "github.com/tracecheck/tracecheck/spec/machines"
+	"github.com/tracecheck/tracecheck/trace"
 )
 
 // hash is the spec files' SHA-256 as trace headers give it ("" if a file
@@ -39,6 +44,8 @@ func Specs() []cli.Spec {
 // in model/machines), M1 to M5, each with its mutants.
 func Machines() []cli.Spec {
 	return []cli.Spec{
+		machine(machines.Response, "Response", "M3, the response coordinator: at most one live response, superseding ends the old first, none after teardown (spec/machines/Response.tla)",
+			machines.ResponseMutants),
 		machine(machines.Compaction, "Compaction", "M4, history compaction: single flight, none after teardown (spec/machines/Compaction.tla)",
 			machines.CompactionMutants),
 		machine(machines.TTS, "TTS", "M5, a response's TTS pipeline: close once, join once, no audio after the response ended (spec/machines/TTS.tla)",
@@ -80,12 +87,28 @@ func Program() cli.Spec {
 		Files:  []string{"spec/Program.tla", "spec/Program.cfg"},
 		SHA256: hash(spec.ProgramFiles),
 		Model:  m,
+		// A publisher journal's Init receipt names the checkpoint.
+		Describe: describeRun,
 	}
 	for _, mu := range program.Mutants {
 		s.Mutants = append(s.Mutants, cli.Mutant{Name: mu.String(), Doc: programMutantDocs[mu], Breaks: mu.Breaks(),
 			Model: cli.Of(program.MutantSpec(mu), style)})
 	}
 	return s
+}
+
+// describeRun names the checkpoint of a publisher journal's run, from its
+// Init receipt's detail (quoted if it is not a plain name: the trace may
+// come from anywhere, and the name reaches a terminal).
+func describeRun(init trace.Event) string {
+	name, _ := init.Detail["name"].(string)
+	if name == "" {
+		return ""
+	}
+	if len(name) > 100 || strings.IndexFunc(name, func(r rune) bool { return !unicode.IsPrint(r) || r == '"' }) >= 0 {
+		return "checkpoint " + strconv.QuoteToASCII(name[:min(len(name), 100)])
+	}
+	return "checkpoint " + name
 }
 
 // programMutantDocs say what each mutant of Program.tla does.

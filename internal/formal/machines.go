@@ -23,6 +23,11 @@ var machineChecks = []Check{
 	{"tlc-machine-compaction", tlcMachine(machines.Compaction(machines.Written), 5, 8, 3)},
 	{"tlc-machine-compaction-fire-and-forget", tlcMachineMutant(machines.Compaction(machines.CompactionFireAndForget), machines.CompactionFireAndForget,
 		machines.CompactionTrigger, machines.CompactionConnTorn, machines.CompactionShutdown)},
+	{"tlc-machine-response", tlcMachine(machines.Response(machines.Written), 13, 20, 5)},
+	{"tlc-machine-response-supersede-keeps-old", tlcMachineMutant(machines.Response(machines.ResponseSupersedeKeepsOld), machines.ResponseSupersedeKeepsOld,
+		machines.ResponseStart, machines.ResponseStart)},
+	{"tlc-machine-response-shutdown-leaves-response", tlcMachineMutant(machines.Response(machines.ResponseShutdownLeavesResponse),
+		machines.ResponseShutdownLeavesResponse, machines.ResponseStart, machines.ResponseConnTorn, machines.ResponseShutdown)},
 }
 
 // tlcMachine checks TLC's report of a machine spec as written: no error,

@@ -53,6 +53,15 @@ func (s CompactionState) Session() session.State {
 	return p
 }
 
+// CompactionSessionActions says which of session.fizz's actions each of
+// Compaction.tla's projects onto ("" a stutter).
+var CompactionSessionActions = map[string][]string{
+	CompactionTrigger:  {session.CompTrigger},
+	CompactionJobEnds:  {session.CompFinish},
+	CompactionConnTorn: {""},
+	CompactionShutdown: {session.Teardown},
+}
+
 // Compaction returns the transcription of spec/machines/Compaction.tla, or
 // of its mutant m.
 func Compaction(m Mutant) *model.Spec[CompactionState] {

@@ -23,12 +23,14 @@ func TestCompactionMutants(t *testing.T) {
 }
 
 func TestCompactionRefinesSession(t *testing.T) {
-	refines(t, machines.Compaction(machines.Written), machines.CompactionState.Session,
+	refines(t, machines.Compaction(machines.Written), machines.CompactionState.Session, machines.CompactionSessionActions,
 		session.CompFinish, session.CompTrigger, session.Teardown)
 	// The fire-and-forget shutdown is session.fizz's own mutant
 	// no-compaction-teardown: the job outlives the session.
-	refuted(t, machines.Compaction(machines.CompactionFireAndForget), machines.CompactionState.Session,
-		machines.CompactionShutdown)
+	for _, acts := range []map[string][]string{nil, machines.CompactionSessionActions} {
+		refuted(t, machines.Compaction(machines.CompactionFireAndForget), machines.CompactionState.Session, acts,
+			machines.CompactionShutdown)
+	}
 	// A trigger served after the coordinator terminated starts a child
 	// after teardown.
 	late := withGuard(machines.Compaction(machines.Written), machines.CompactionTrigger,
@@ -38,5 +40,6 @@ func TestCompactionRefinesSession(t *testing.T) {
 			}
 			return ""
 		})
-	refuted(t, late, machines.CompactionState.Session, machines.CompactionTrigger)
+	refuted(t, late, machines.CompactionState.Session, nil, machines.CompactionTrigger)
+	refuted(t, late, machines.CompactionState.Session, machines.CompactionSessionActions, machines.CompactionTrigger)
 }

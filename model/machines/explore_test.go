@@ -55,26 +55,33 @@ func breaks[S comparable](t *testing.T, sp *model.Spec[S], m machines.Mutant, tr
 	}
 }
 
-// refines checks that the spec refines session.fizz under proj, and that
-// its projected steps take exactly the session actions covered.
-func refines[S comparable](t *testing.T, sp *model.Spec[S], proj func(S) session.State, covered ...string) *machines.Refinement {
+// refines checks that the spec refines session.fizz under proj, both by
+// states alone and with the action map, and that its projected steps take
+// exactly the session actions covered.
+func refines[S comparable](t *testing.T, sp *model.Spec[S], proj func(S) session.State, actions map[string][]string,
+	covered ...string) *machines.Refinement {
 	t.Helper()
-	r, err := machines.RefinesSession(context.Background(), sp, proj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(r.Covered, covered) {
-		t.Errorf("%s: projected steps take %v, want %v", sp.Name, r.Covered, covered)
+	var r *machines.Refinement
+	for _, acts := range []map[string][]string{nil, actions} {
+		var err error
+		r, err = machines.RefinesSession(context.Background(), sp, proj, acts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(r.Covered, covered) {
+			t.Errorf("%s: projected steps take %v, want %v", sp.Name, r.Covered, covered)
+		}
 	}
 	t.Log(r)
 	return r
 }
 
-// refuted checks that the spec does not refine session.fizz under proj,
-// the first offending step being a step of action.
-func refuted[S comparable](t *testing.T, sp *model.Spec[S], proj func(S) session.State, action string) {
+// refuted checks that the spec does not refine session.fizz under proj
+// and actions (nil: by states alone), the first offending step being a
+// step of action.
+func refuted[S comparable](t *testing.T, sp *model.Spec[S], proj func(S) session.State, actions map[string][]string, action string) {
 	t.Helper()
-	_, err := machines.RefinesSession(context.Background(), sp, proj)
+	_, err := machines.RefinesSession(context.Background(), sp, proj, actions)
 	if !errors.Is(err, machines.ErrNotRefinement) {
 		t.Fatalf("%s: refinement error %v, want ErrNotRefinement", sp.Name, err)
 	}

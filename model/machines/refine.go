@@ -67,10 +67,17 @@ func (r *Refinement) String() string {
 // abstract (a machine may start in the middle of a session, as a response's
 // TTS pipeline does), and every reachable step of machine projects onto a
 // stutter (the projected state is unchanged) or onto a step of one of
-// abstract's actions. Both specs are explored whole. The error wraps
-// ErrNotRefinement and names the first offending step (in breadth-first
-// order) with a shortest machine behaviour reaching it.
-func Refines[S, T comparable](ctx context.Context, machine *model.Spec[S], abstract *model.Spec[T], proj func(S) T) (*Refinement, error) {
+// abstract's actions. If actions is not nil, it also says, for each of
+// machine's actions, which of abstract's actions its steps may project
+// onto ("" for a stutter), and each step must be one of those: a step
+// whose projection is a stutter is then refused when its action should
+// have been an abstract step (a second teardown, say, which changes no
+// projected variable but which session.fizz does not allow). Both specs
+// are explored whole. The error wraps ErrNotRefinement and names the first
+// offending step (in breadth-first order) with a shortest machine
+// behaviour reaching it.
+func Refines[S, T comparable](ctx context.Context, machine *model.Spec[S], abstract *model.Spec[T], proj func(S) T,
+	actions map[string][]string) (*Refinement, error) {
 	mres, err := model.Explore(ctx, machine, model.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("refinement: exploring %s: %w", machine.Name, err)
@@ -97,16 +104,35 @@ func Refines[S, T comparable](ctx context.Context, machine *model.Spec[S], abstr
 	for _, e := range g.Edges {
 		from, to := proj(g.States[e.From]), proj(g.States[e.To])
 		target := ""
-		if from != to {
+		if actions != nil {
+			allowed, ok := actions[e.Action]
+			if !ok {
+				return r, fmt.Errorf("%s: action %s has no projection onto %s: %w", machine.Name, e.Action, abstract.Name, ErrNotRefinement)
+			}
+			target = "-"
+			for _, a := range allowed {
+				if (a == "" && from == to) || (a != "" && abstractStepBy(abstract, a, from, to)) {
+					target = a
+					break
+				}
+			}
+			if target == "-" {
+				return r, fmt.Errorf("%s: step %s projects onto %s -> %s, which is no step of %s's %s (behaviour: %s): %w",
+					machine.Name, e.Action, abstract.Format(from), abstract.Format(to), abstract.Name,
+					strings.Join(names(allowed), " or "), behaviour(g, parent, e), ErrNotRefinement)
+			}
+		} else if from != to {
 			target = abstractStep(abstract, from, to)
 			if target == "" {
 				return r, fmt.Errorf("%s: step %s projects onto %s -> %s, which is no step of %s (behaviour: %s): %w",
 					machine.Name, e.Action, abstract.Format(from), abstract.Format(to), abstract.Name,
 					behaviour(g, parent, e), ErrNotRefinement)
 			}
-			covered[target] = true
-		} else {
+		}
+		if target == "" {
 			r.Stutters++
+		} else {
+			covered[target] = true
 		}
 		if r.Mapped[e.Action] == nil {
 			r.Mapped[e.Action] = map[string]int{}
@@ -123,14 +149,34 @@ func Refines[S, T comparable](ctx context.Context, machine *model.Spec[S], abstr
 // abstractStep returns the first action of sp that steps from s to t, or "".
 func abstractStep[T comparable](sp *model.Spec[T], s, t T) string {
 	for i := range sp.Actions {
-		a := &sp.Actions[i]
-		found := false
-		a.Successors(s, func(u T) { found = found || u == t })
-		if found {
-			return a.Name
+		if abstractStepBy(sp, sp.Actions[i].Name, s, t) {
+			return sp.Actions[i].Name
 		}
 	}
 	return ""
+}
+
+// abstractStepBy reports whether sp's action name steps from s to t.
+func abstractStepBy[T comparable](sp *model.Spec[T], name string, s, t T) bool {
+	a, err := sp.Action(name)
+	if err != nil {
+		return false
+	}
+	found := false
+	a.Successors(s, func(u T) { found = found || u == t })
+	return found
+}
+
+// names lists abstract action names, "" as "a stutter".
+func names(actions []string) []string {
+	out := make([]string, len(actions))
+	for i, a := range actions {
+		out[i] = a
+		if a == "" {
+			out[i] = "a stutter"
+		}
+	}
+	return out
 }
 
 // bfsParents returns, for each state of g, the edge that first reaches it
@@ -173,7 +219,10 @@ func behaviour[S comparable](g *model.Graph[S], parent []int, e model.Edge) stri
 }
 
 // RefinesSession checks machine against spec/session.fizz as written,
-// projecting with proj (the Session method of the machine's state type).
-func RefinesSession[S comparable](ctx context.Context, machine *model.Spec[S], proj func(S) session.State) (*Refinement, error) {
-	return Refines(ctx, machine, session.Spec(session.Options{}), proj)
+// projecting states with proj (the Session method of the machine's state
+// type) and, if actions is not nil, actions with actions (the machine's
+// ...SessionActions map).
+func RefinesSession[S comparable](ctx context.Context, machine *model.Spec[S], proj func(S) session.State,
+	actions map[string][]string) (*Refinement, error) {
+	return Refines(ctx, machine, session.Spec(session.Options{}), proj, actions)
 }

@@ -58,6 +58,16 @@ func (s TTSState) Session() session.State {
 	return session.State{}
 }
 
+// TTSSessionActions says which of session.fizz's actions each of TTS.tla's
+// projects onto ("" a stutter): the pipeline's own steps are invisible to
+// session.fizz; the response's end is its RespFinish; Close ends a live
+// response (RespFinish) and changes nothing on an ended one.
+var TTSSessionActions = map[string][]string{
+	TTSSend: {""}, TTSPlay: {""}, TTSReturn: {""}, TTSReap: {""},
+	TTSCancel: {session.RespFinish}, TTSFinish: {session.RespFinish}, TTSComplete: {session.RespFinish},
+	TTSClose: {session.RespFinish, ""},
+}
+
 // TTS returns the transcription of spec/machines/TTS.tla, or of its mutant m.
 func TTS(m Mutant) *model.Spec[TTSState] {
 	live := guard[TTSState]{`resp = "live"`, func(s TTSState) bool { return s.Resp == "live" }}

@@ -38,7 +38,7 @@ func TestTTSMutants(t *testing.T) {
 }
 
 func TestTTSRefinesSession(t *testing.T) {
-	r := refines(t, machines.TTS(machines.Written), machines.TTSState.Session, session.RespFinish)
+	r := refines(t, machines.TTS(machines.Written), machines.TTSState.Session, machines.TTSSessionActions, session.RespFinish)
 	// The pipeline's own steps (Send, Play, Return, Reap) are invisible to
 	// session.fizz; the response's end is its RespFinish.
 	for _, a := range []string{machines.TTSSend, machines.TTSPlay, machines.TTSReturn, machines.TTSReap} {
@@ -52,7 +52,7 @@ func TestTTSRefinesSession(t *testing.T) {
 	// is why TTS.tla exists. A projection onto a state session.fizz cannot
 	// reach is refused from the start.
 	_, err := machines.RefinesSession(context.Background(), machines.TTS(machines.Written),
-		func(machines.TTSState) session.State { return session.State{Conn: 1, Resp: 1} })
+		func(machines.TTSState) session.State { return session.State{Conn: 1, Resp: 1} }, nil)
 	if !errors.Is(err, machines.ErrNotRefinement) || !strings.Contains(err.Error(), "initial state") {
 		t.Errorf("a projection onto an unreachable state: %v, want ErrNotRefinement naming the initial state", err)
 	}

@@ -106,7 +106,7 @@ func TestVerify(t *testing.T) {
 		t.Fatalf("summary.json: %v\n%s", err, b)
 	}
 	cov := sum.Coverage["twophase"]
-	if sum.Verdict != "PASS" || len(sum.Stages) != 5 || cov[1] == 0 || 20*cov[0] < cov[1] {
+	if sum.Verdict != "PASS" || len(sum.Stages) != 5 || cov[1] != 966 || 25*cov[0] < cov[1] {
 		t.Errorf("summary: %+v", sum)
 	}
 	if !strings.Contains(out, `"verdict": "PASS"`) {

@@ -198,6 +198,8 @@ run_tlc tlc-machine-compaction-fire-and-forget spec/machines/mutants/Compaction_
 run_tlc tlc-machine-response spec/machines/Response.tla spec/machines/Response.cfg
 run_tlc tlc-machine-response-supersede-keeps-old spec/machines/mutants/Response_supersede_keeps_old.tla spec/machines/mutants/Response_supersede_keeps_old.cfg AtMostOneLive
 run_tlc tlc-machine-response-shutdown-leaves-response spec/machines/mutants/Response_shutdown_leaves_response.tla spec/machines/mutants/Response_shutdown_leaves_response.cfg NoneAfterTeardown
+run_tlc tlc-machine-connection spec/machines/Connection.tla spec/machines/Connection.cfg
+run_tlc tlc-machine-connection-teardown-per-exit spec/machines/mutants/Connection_teardown_per_exit.tla spec/machines/mutants/Connection_teardown_per_exit.cfg TeardownOnce
 
 if ((${#ran[@]} == 0)); then
 	echo "formal: ONLY=$ONLY selects no report" >&2

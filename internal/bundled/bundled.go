@@ -44,6 +44,8 @@ func Specs() []cli.Spec {
 // in model/machines), M1 to M5, each with its mutants.
 func Machines() []cli.Spec {
 	return []cli.Spec{
+		machine(machines.Connection, "Connection", "M1, the connection: teardown happens once, from every exit path (close, drop, child panic) (spec/machines/Connection.tla)",
+			machines.ConnectionMutants),
 		machine(machines.Response, "Response", "M3, the response coordinator: at most one live response, superseding ends the old first, none after teardown (spec/machines/Response.tla)",
 			machines.ResponseMutants),
 		machine(machines.Compaction, "Compaction", "M4, history compaction: single flight, none after teardown (spec/machines/Compaction.tla)",

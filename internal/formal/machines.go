@@ -28,6 +28,10 @@ var machineChecks = []Check{
 		machines.ResponseStart, machines.ResponseStart)},
 	{"tlc-machine-response-shutdown-leaves-response", tlcMachineMutant(machines.Response(machines.ResponseShutdownLeavesResponse),
 		machines.ResponseShutdownLeavesResponse, machines.ResponseStart, machines.ResponseConnTorn, machines.ResponseShutdown)},
+	{"tlc-machine-connection", tlcMachine(machines.Connection(machines.Written), 20, 36, 5)},
+	{"tlc-machine-connection-teardown-per-exit", tlcMachineMutant(machines.Connection(machines.ConnectionTeardownPerExit),
+		machines.ConnectionTeardownPerExit, machines.ConnectionClose, machines.ConnectionDrop,
+		machines.ConnectionTeardownOnClose, machines.ConnectionTeardownOnDrop)},
 }
 
 // tlcMachine checks TLC's report of a machine spec as written: no error,

@@ -1,0 +1,106 @@
+----------------------------- MODULE Connection -----------------------------
+(***************************************************************************)
+(* M1, the connection coordinator (impl/session/session.go: Session.run,   *)
+(* teardown, Close, fail and the context given to New), in isolation.      *)
+(*                                                                         *)
+(* conn       "live", or "torn" once the connection goroutine has run      *)
+(*            teardown (children stopped and joined or abandoned, the      *)
+(*            Teardown step emitted, done closed).                         *)
+(* exits      the exit paths that have fired: "close" (Session.Close),     *)
+(*            "drop" (the context given to New is cancelled: the           *)
+(*            connection dropped) and "panic" (a child's work panicked or  *)
+(*            its detector failed: Session.fail). Each may fire at any     *)
+(*            time, before or after teardown, and more than once (a second *)
+(*            Close waits for done; fail never blocks): the model records  *)
+(*            that it fired.                                               *)
+(* handled    the exit paths the connection goroutine has acted on.        *)
+(* teardowns  the times teardown has run.                                  *)
+(*                                                                         *)
+(* The connection goroutine waits for the first exit path to fire, runs    *)
+(* teardown once, and returns: the others find it gone.                    *)
+(*                                                                         *)
+(* Safety: teardown happens once (TeardownOnce), and the connection is     *)
+(* torn exactly when it ran, from an exit path that fired (TornByAnExit).  *)
+(* Every exit path leads to teardown: the Go tests check that each of the  *)
+(* three is the handled one in some reachable torn state.                  *)
+(***************************************************************************)
+EXTENDS Naturals
+
+VARIABLES conn, exits, handled, teardowns
+
+vars == <<conn, exits, handled, teardowns>>
+
+Init ==
+    /\ conn = "live"
+    /\ exits = {}
+    /\ handled = {}
+    /\ teardowns = 0
+
+\* Session.Close is called.
+Close ==
+    /\ "close" \notin exits
+    /\ exits' = exits \cup {"close"}
+    /\ UNCHANGED <<conn, handled, teardowns>>
+
+\* The connection drops: the context given to New is cancelled.
+Drop ==
+    /\ "drop" \notin exits
+    /\ exits' = exits \cup {"drop"}
+    /\ UNCHANGED <<conn, handled, teardowns>>
+
+\* A child's work panics (or its detector fails): Session.fail.
+ChildPanics ==
+    /\ "panic" \notin exits
+    /\ exits' = exits \cup {"panic"}
+    /\ UNCHANGED <<conn, handled, teardowns>>
+
+\* The connection goroutine takes the first exit path and tears down.
+TeardownOnClose ==
+    /\ conn = "live"
+    /\ "close" \in exits
+    /\ conn' = "torn"
+    /\ handled' = handled \cup {"close"}
+    /\ teardowns' = teardowns + 1
+    /\ UNCHANGED exits
+
+TeardownOnDrop ==
+    /\ conn = "live"
+    /\ "drop" \in exits
+    /\ conn' = "torn"
+    /\ handled' = handled \cup {"drop"}
+    /\ teardowns' = teardowns + 1
+    /\ UNCHANGED exits
+
+TeardownOnPanic ==
+    /\ conn = "live"
+    /\ "panic" \in exits
+    /\ conn' = "torn"
+    /\ handled' = handled \cup {"panic"}
+    /\ teardowns' = teardowns + 1
+    /\ UNCHANGED exits
+
+Next ==
+    \/ Close
+    \/ Drop
+    \/ ChildPanics
+    \/ TeardownOnClose
+    \/ TeardownOnDrop
+    \/ TeardownOnPanic
+
+Spec == Init /\ [][Next]_vars
+
+Paths == {"close", "drop", "panic"}
+
+TypeOK ==
+    /\ conn \in {"live", "torn"}
+    /\ exits \subseteq Paths
+    /\ handled \subseteq Paths
+    /\ teardowns \in 0..3
+
+TeardownOnce == teardowns <= 1
+
+TornByAnExit ==
+    /\ (conn = "torn") <=> (teardowns > 0)
+    /\ (conn = "torn") <=> (handled /= {})
+    /\ handled \subseteq exits
+=============================================================================

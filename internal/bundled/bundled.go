@@ -46,6 +46,8 @@ func Machines() []cli.Spec {
 	return []cli.Spec{
 		machine(machines.Connection, "Connection", "M1, the connection: teardown happens once, from every exit path (close, drop, child panic) (spec/machines/Connection.tla)",
 			machines.ConnectionMutants),
+		machine(machines.Turn, "Turn", "M2, turn detection: a turn is open exactly while speech is detected, an abort clears both (spec/machines/Turn.tla)",
+			machines.TurnMutants),
 		machine(machines.Response, "Response", "M3, the response coordinator: at most one live response, superseding ends the old first, none after teardown (spec/machines/Response.tla)",
 			machines.ResponseMutants),
 		machine(machines.Compaction, "Compaction", "M4, history compaction: single flight, none after teardown (spec/machines/Compaction.tla)",
@@ -85,7 +87,7 @@ func Program() cli.Spec {
 	m := cli.Of(program.Spec(), style)
 	s := cli.Spec{
 		Name:   m.Name(),
-		Doc:    "Python execution and checkpoint publication (seed 000, spec/Program.tla)",
+		Doc:    "a Python program's run and its checkpoint's publication, as the bundled publisher does it (spec/Program.tla)",
 		Files:  []string{"spec/Program.tla", "spec/Program.cfg"},
 		SHA256: hash(spec.ProgramFiles),
 		Model:  m,
@@ -127,7 +129,7 @@ var sessionMutants = []struct {
 	opt session.Options
 	doc string
 }{
-	{session.Options{NoCompactionTeardown: true}, "Teardown leaves compaction running (the real M4 gap)"},
+	{session.Options{NoCompactionTeardown: true}, "Teardown leaves compaction running (a bug the session code once had)"},
 	{session.Options{NoVadTeardown: true}, "Teardown leaves the VAD goroutine running"},
 	{session.Options{NoRespTeardown: true}, "Teardown leaves the response active"},
 	{session.Options{ChildStartsAfterTeardown: true}, "a response may start after teardown"},
@@ -148,7 +150,7 @@ func Session() cli.Spec {
 	m := cli.Of(session.Spec(session.Options{}))
 	s := cli.Spec{
 		Name:   m.Name(),
-		Doc:    "the realtime session hierarchy (seed 001, spec/session.fizz)",
+		Doc:    "a voice server's realtime session: the connection and its child coordinators stop together (spec/session.fizz)",
 		Files:  []string{"spec/session.fizz"},
 		SHA256: hash(spec.SessionFiles),
 		Model:  m,

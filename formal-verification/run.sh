@@ -200,6 +200,8 @@ run_tlc tlc-machine-response-supersede-keeps-old spec/machines/mutants/Response_
 run_tlc tlc-machine-response-shutdown-leaves-response spec/machines/mutants/Response_shutdown_leaves_response.tla spec/machines/mutants/Response_shutdown_leaves_response.cfg NoneAfterTeardown
 run_tlc tlc-machine-connection spec/machines/Connection.tla spec/machines/Connection.cfg
 run_tlc tlc-machine-connection-teardown-per-exit spec/machines/mutants/Connection_teardown_per_exit.tla spec/machines/mutants/Connection_teardown_per_exit.cfg TeardownOnce
+run_tlc tlc-machine-turn spec/machines/Turn.tla spec/machines/Turn.cfg
+run_tlc tlc-machine-turn-abort-keeps-turn spec/machines/mutants/Turn_abort_keeps_turn.tla spec/machines/mutants/Turn_abort_keeps_turn.cfg TurnIsSpeech
 
 if ((${#ran[@]} == 0)); then
 	echo "formal: ONLY=$ONLY selects no report" >&2

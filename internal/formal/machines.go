@@ -32,6 +32,9 @@ var machineChecks = []Check{
 	{"tlc-machine-connection-teardown-per-exit", tlcMachineMutant(machines.Connection(machines.ConnectionTeardownPerExit),
 		machines.ConnectionTeardownPerExit, machines.ConnectionClose, machines.ConnectionDrop,
 		machines.ConnectionTeardownOnClose, machines.ConnectionTeardownOnDrop)},
+	{"tlc-machine-turn", tlcMachine(machines.Turn(machines.Written), 4, 9, 3)},
+	{"tlc-machine-turn-abort-keeps-turn", tlcMachineMutant(machines.Turn(machines.TurnAbortKeepsTurn), machines.TurnAbortKeepsTurn,
+		machines.TurnSpeechFrame, machines.TurnAbort)},
 }
 
 // tlcMachine checks TLC's report of a machine spec as written: no error,

@@ -369,9 +369,22 @@ func (r *run) prepare(ctx context.Context) error {
 	} else if !isNotExist(err) {
 		return fmt.Errorf("%w: %w", ErrStorage, err)
 	}
+	_, err = pub.Lstat(runsDir)
+	firstRun := isNotExist(err)
 	for _, d := range []where{{pub, runsDir}, st} {
 		if err := d.root.MkdirAll(d.name, 0o755); err != nil {
 			return fmt.Errorf("%w: %w", ErrStorage, err)
+		}
+	}
+	// On the publish directory's first run, the publisher's own
+	// directories are new: their names are made durable before any run is
+	// recorded in them, or a power cut could keep a published checkpoint
+	// and lose its run's journal. Best effort: a failure is a warning.
+	if firstRun {
+		for _, d := range []string{MetaDir, "."} {
+			if err := pub.SyncDir(d); err != nil {
+				r.res.Warnings = append(r.res.Warnings, "the publisher's directories may not be durable: "+err.Error())
+			}
 		}
 	}
 	if pd, sd := pub.Device(), st.root.Device(); pd != sd {

@@ -116,6 +116,14 @@ func Named() []mutate.Mutant {
 			Tests: []mutate.Test{{Package: pubcheck, Run: "TestDurability|TestFaultInjection"}},
 		},
 		{
+			Name:  "publisher/skip-first-run-dir-fsync",
+			Doc:   "on a publish directory's first run, the publisher's new directories are not fsynced: a power cut can keep the checkpoint and lose its journal",
+			File:  publisher,
+			Old:   "\tif firstRun {\n",
+			New:   "\tif firstRun && false {\n",
+			Tests: []mutate.Test{{Package: pubcheck, Run: "TestDurability"}},
+		},
+		{
 			Name:  "publisher/skip-receipt-fsync",
 			Doc:   "journal receipts are written but never fsynced, and nothing says so",
 			File:  journalGo,

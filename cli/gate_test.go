@@ -15,6 +15,7 @@ import (
 
 	"github.com/tracecheck/tracecheck/check"
 	"github.com/tracecheck/tracecheck/cli"
+	"github.com/tracecheck/tracecheck/internal/bundled"
 	"github.com/tracecheck/tracecheck/model"
 	"github.com/tracecheck/tracecheck/mutate"
 )
@@ -448,5 +449,62 @@ func TestGateMutants(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The bundled specs through a gate of their own: every spec and spec
+// mutant explored, program's transcription equal to TLC's retained graph
+// and session's to FizzBee's (a directory of protobuf files), both
+// reports fresh, and the replay corpus with its verdicts.
+func TestGateBundled(t *testing.T) {
+	specs := bundled.Specs()
+	cfg := cli.GateConfig{
+		Specs: specs,
+		Conformance: []cli.GateConformance{
+			{Spec: "program", Graph: "formal-verification/reports/tlc-program/states.dot", Report: "formal-verification/reports/tlc-program"},
+			{Spec: "session", Graph: "formal-verification/reports/fizzbee-session", Report: "formal-verification/reports/fizzbee-session"},
+			{Spec: "tts", Graph: "formal-verification/reports/tlc-machine-tts/states.dot"},
+		},
+	}
+	for _, spec := range []string{"program", "session"} {
+		for _, v := range []check.Verdict{check.Valid, check.Violation, check.Incomplete} {
+			suffix := map[check.Verdict]string{check.Valid: "ok", check.Violation: "bad", check.Incomplete: "incomplete"}[v]
+			cfg.Traces = append(cfg.Traces, cli.GateTraces{Name: spec + "-" + suffix, Spec: spec,
+				Files: []string{"traces/" + spec + "/*-" + suffix + ".ndjson"}, Want: v})
+		}
+	}
+	res, err := cli.RunGate(context.Background(), cfg, cli.GateOptions{Root: "..", Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var figures []string
+	for _, s := range res.Stages {
+		figures = append(figures, s.Name+" "+s.Verdict+": "+s.Figures)
+		if s.Verdict == "FAIL" {
+			t.Errorf("stage %s failed:\n%s", s.Name, strings.Join(s.Failures, "\n"))
+		}
+	}
+	text := strings.Join(figures, "\n")
+	mutants := 0
+	for _, s := range specs {
+		mutants += len(s.Mutants)
+	}
+	for _, w := range []string{
+		"explore PASS: program: ", fmt.Sprintf("%d/%d spec mutants caught", mutants, mutants),
+		"conformance PASS: program: ", "equal to TLC's; session: ", "equal to FizzBee's; tts: ",
+	} {
+		if !strings.Contains(text, w) {
+			t.Errorf("lacks %q:\n%s", w, text)
+		}
+	}
+	for _, set := range cfg.Traces {
+		files, err := filepath.Glob(filepath.Join("..", set.Files[0]))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("%s: %v, %d files", set.Files[0], err, len(files))
+		}
+		w := fmt.Sprintf("%s: %d/%d files %s (", set.Name, len(files), len(files), strings.ToLower(set.Want.String()))
+		if !strings.Contains(text, w) {
+			t.Errorf("lacks %q:\n%s", w, text)
+		}
 	}
 }

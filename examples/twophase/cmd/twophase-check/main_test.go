@@ -117,6 +117,12 @@ func TestVerify(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "mutants      PASS") || !strings.Contains(out, "1/1 code mutants killed") {
 		t.Errorf("verify --mutants: exit %d:\n%s", code, out)
 	}
+	// the gate is a gate: built with the code mutant, its transactions
+	// commit on a majority and their traces fail the traces stage
+	out, code = runBin(t, bin, "", "mutate", "--gate", "--root", "../..")
+	if code != 0 || !strings.Contains(out, "1 killed") || !regexp.MustCompile(`traces\s+FAIL`).MatchString(out) {
+		t.Errorf("mutate --gate: exit %d:\n%s", code, out)
+	}
 }
 
 // copyModule copies the example module into a temporary directory, its

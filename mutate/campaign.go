@@ -249,7 +249,11 @@ func (c *Campaign) one(ctx context.Context, m Mutant) Result {
 			res.Status, res.Error, res.Duration = StatusError, err.Error(), time.Since(start)
 			return res
 		}
-		tests := cov.Covering(m.File, m.Line, m.Col)
+		line, col := m.Line, m.Col
+		if m.CoverLine > 0 {
+			line, col = m.CoverLine, m.CoverCol
+		}
+		tests := cov.Covering(m.File, line, col)
 		if len(tests) == 0 {
 			res.Status = StatusNotCovered
 			return res

@@ -118,6 +118,8 @@ func TestCampaign(t *testing.T) {
 		"op/fixture.go:62:3/call-drop":    {mutate.StatusNotCovered, "", nil},
 		"op/fixture.go:70:3/incdec":       {mutate.StatusNotCovered, "", nil},
 		"op/fixture.go:77:3/incdec":       {mutate.StatusNotCovered, "", nil},
+		"op/fixture.go:90:9/boundary":     {mutate.StatusKilled, pkg + "TestSign", []string{"TestSign"}},
+		"op/fixture.go:92:9/cond-negate":  {mutate.StatusKilled, pkg + "TestSign", []string{"TestSign"}},
 	}
 	if len(m2.Results) != len(want) {
 		t.Fatalf("%d results, want %d", len(m2.Results), len(want))
@@ -136,12 +138,12 @@ func TestCampaign(t *testing.T) {
 		}
 	}
 	s := m2.Summary
-	if s.Total != 16 || s.Killed != 11 || s.Survived != 2 || s.NotCovered != 3 || s.Score != 11.0/16 || s.TestRuns != 13 || s.CoverageRuns != 4 {
+	if s.Total != 18 || s.Killed != 13 || s.Survived != 2 || s.NotCovered != 3 || s.Score != 13.0/18 || s.TestRuns != 15 || s.CoverageRuns != 5 {
 		t.Errorf("summary %+v", s)
 	}
 	runs := logged(t, log)
-	if n := countPrefix(runs, "test_-json"); n != 13 {
-		t.Errorf("%d go test runs of mutants, want 13 (one per covered mutant):\n%s", n, strings.Join(runs, "\n"))
+	if n := countPrefix(runs, "test_-json"); n != 15 {
+		t.Errorf("%d go test runs of mutants, want 15 (one per covered mutant):\n%s", n, strings.Join(runs, "\n"))
 	}
 	if n := countPrefix(runs, "test_-c"); n != 1 {
 		t.Errorf("%d coverage builds, want 1", n)
@@ -157,8 +159,8 @@ func TestCampaign(t *testing.T) {
 			t.Errorf("the rerun ran go: %s", strings.Join(after[before:], "\n"))
 		}
 		sameVerdicts(t, "rerun", again, m2)
-		if again.Summary.Cached != 13 || again.Summary.TestRuns != 0 || again.Summary.CoverageRuns != 0 {
-			t.Errorf("rerun summary %+v, want 13 cached, nothing run", again.Summary)
+		if again.Summary.Cached != 15 || again.Summary.TestRuns != 0 || again.Summary.CoverageRuns != 0 {
+			t.Errorf("rerun summary %+v, want 15 cached, nothing run", again.Summary)
 		}
 	})
 
@@ -241,8 +243,8 @@ op/fixture.go:16:7/boundary  x == hi returns hi, which is x
 		if after := logged(t, log); len(after) != before {
 			t.Errorf("ran go: %v", after[before:])
 		}
-		if me.Summary.Equivalent != 2 || me.Summary.Survived != 0 || me.Summary.Score != 11.0/14 {
-			t.Errorf("summary %+v, want 2 equivalent, none survived, score 11/14", me.Summary)
+		if me.Summary.Equivalent != 2 || me.Summary.Survived != 0 || me.Summary.Score != 13.0/16 {
+			t.Errorf("summary %+v, want 2 equivalent, none survived, score 13/16", me.Summary)
 		}
 		for _, r := range me.Results {
 			if r.Mutant == "op/fixture.go:13:7/boundary" && (r.Status != mutate.StatusEquivalent || r.Reason != "x == lo returns lo, which is x") {
@@ -258,7 +260,7 @@ op/fixture.go:16:7/boundary  x == hi returns hi, which is x
 			"| op/fixture.go:13:7/boundary | `boundary: < → <=` | equivalent | x == lo returns lo, which is x |",
 			"| op/fixture.go:52:5/err-check | `err-check: err != nil → false` | killed | example.com/fixture.TestParse | TestParse |",
 			"| op/fixture.go:70:3/incdec | `incdec: -- → ++` | not-covered |  |  |",
-			"mutation score 78.6%",
+			"mutation score 81.2%",
 		} {
 			if !strings.Contains(md.String(), line) {
 				t.Errorf("markdown lacks %q:\n%s", line, md.String())

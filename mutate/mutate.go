@@ -48,6 +48,11 @@ type Mutant struct {
 	Col  int `json:"col,omitempty"`
 	// Operator names the operator that made it (OpBoundary, ...).
 	Operator string `json:"operator,omitempty"`
+	// CoverLine and CoverCol, if set, are where coverage selection looks
+	// instead of Line and Col: the switch statement of a mutated case
+	// expression, which no coverage block contains.
+	CoverLine int `json:"cover_line,omitempty"`
+	CoverCol  int `json:"cover_col,omitempty"`
 }
 
 // Test is one go test run: go test [-run Run] Package. With Command set,

@@ -116,6 +116,10 @@ type site struct {
 	pos        token.Position
 	start, end int
 	repl       string
+	// anchor, if valid, is where coverage must be looked up instead of
+	// pos: the switch or select statement of a case expression, which
+	// the go tool's coverage blocks leave out.
+	anchor token.Position
 }
 
 func generatePackage(root string, p *packages.Package) ([]Mutant, GenerateStats, error) {
@@ -161,7 +165,7 @@ func generatePackage(root string, p *packages.Package) ([]Mutant, GenerateStats,
 				continue
 			}
 			old, new := uniqueSpan(src, s.start, s.end, s.repl)
-			out = append(out, Mutant{
+			m := Mutant{
 				Name:     fmt.Sprintf("op/%s:%d:%d/%s", rel, s.pos.Line, s.pos.Column, s.op),
 				Doc:      fmt.Sprintf("%s: %s → %s", s.op, oneLine(string(src[s.start:s.end])), oneLine(s.repl)),
 				File:     rel,
@@ -172,7 +176,11 @@ func generatePackage(root string, p *packages.Package) ([]Mutant, GenerateStats,
 				Line:     s.pos.Line,
 				Col:      s.pos.Column,
 				Operator: s.op,
-			})
+			}
+			if s.anchor.IsValid() {
+				m.CoverLine, m.CoverCol = s.anchor.Line, s.anchor.Column
+			}
+			out = append(out, m)
 		}
 	}
 	return out, st, nil
@@ -307,6 +315,43 @@ func sites(fset *token.FileSet, info *types.Info, f *ast.File, src []byte) []sit
 		}
 		return true
 	})
+	// A case clause's expressions lie between the switch's brace and the
+	// clause's colon, in no coverage block: a mutant there is covered
+	// when its switch (or select) statement is.
+	type caseSpan struct {
+		from, to int
+		anchor   token.Pos
+	}
+	var spans []caseSpan
+	ast.Inspect(f, func(n ast.Node) bool {
+		var body *ast.BlockStmt
+		switch n := n.(type) {
+		case *ast.SwitchStmt:
+			body = n.Body
+		case *ast.TypeSwitchStmt:
+			body = n.Body
+		case *ast.SelectStmt:
+			body = n.Body
+		default:
+			return true
+		}
+		for _, c := range body.List {
+			switch c := c.(type) {
+			case *ast.CaseClause:
+				spans = append(spans, caseSpan{off(c.Pos()), off(c.Colon), n.Pos()})
+			case *ast.CommClause:
+				spans = append(spans, caseSpan{off(c.Pos()), off(c.Colon), n.Pos()})
+			}
+		}
+		return true
+	})
+	for i := range out {
+		for _, sp := range spans { // innermost last: Inspect visits outer switches first
+			if out[i].start >= sp.from && out[i].start < sp.to {
+				out[i].anchor = fset.Position(sp.anchor)
+			}
+		}
+	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].start < out[j].start })
 	return out
 }

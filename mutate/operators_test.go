@@ -38,6 +38,8 @@ func TestGenerate(t *testing.T) {
 		{"op/fixture.go:62:3/call-drop", "\t\tpanic(\"not done\")", "\t\t"},
 		{"op/fixture.go:70:3/incdec", "\tn--", "\tn++"},
 		{"op/fixture.go:77:3/incdec", "\tn--", "\tn++"},
+		{"op/fixture.go:90:9/boundary", "\tcase x < 0:", "\tcase x <= 0:"},
+		{"op/fixture.go:92:9/cond-negate", "\tcase x == 0:", "\tcase x != 0:"},
 	}
 	if st.Candidates != len(want)+1 || st.Dropped != 1 {
 		t.Errorf("stats %+v, want %d candidates, 1 dropped (println(s) in Dropped)", st, len(want)+1)
@@ -62,6 +64,10 @@ func TestGenerate(t *testing.T) {
 				t.Fatalf("mutant %d: %s in %s (package %s), want %s in fixture.go", i, m.Name, m.File, m.Package, w.name)
 			}
 			ops[m.Operator] = true
+			// A case expression is in no coverage block: its switch is.
+			if wantCover := strings.HasPrefix(w.old, "\tcase "); wantCover != (m.CoverLine == 89 && m.CoverCol == 2) {
+				t.Errorf("coverage looked up at %d:%d", m.CoverLine, m.CoverCol)
+			}
 			if strings.Count(string(orig), m.Old) != 1 || !strings.Contains(m.Old, w.old+"\n") {
 				t.Errorf("Old %q does not occur once or lacks %q", m.Old, w.old)
 			}

@@ -261,7 +261,7 @@ func runGate(cfg GateConfig, name string, args []string, stdout, stderr io.Write
 	quick := fs.Bool("quick", false, "skip the slow steps and the mutants")
 	mutants := fs.Bool("mutants", false, "also run the named code mutants (needs go and the source tree)")
 	asJSON := fs.Bool("json", false, UsageJSON)
-	root := fs.String("root", ".", "the `directory` paths are relative to and steps run in")
+	root := fs.String("root", ".", UsageRoot+"; paths are relative to it and steps run in it")
 	dir := fs.String("dir", "", "the run `directory`, new or empty (default: a new temporary directory)")
 	only := fs.String("stages", "", "run only these stages, a comma-separated `list` of "+strings.Join(gateStages, ", "))
 	pos, code := Parse(fs, args)

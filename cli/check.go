@@ -22,7 +22,7 @@ import (
 	"github.com/tracecheck/tracecheck/trace"
 )
 
-const checkSynopsis = `[--model SPEC] [--mutant NAME] [--graph DUMP] [--json] [-q] [--last K] [--live] [--max-line N] [--max-itf N] FILE|DIR...|-
+const checkSynopsis = `[--model SPEC] [--mutant NAME] [--graph DUMP] [--json] [--junit FILE] [-q] [--last K] [--live] [--max-line N] [--max-itf N] FILE|DIR...|-
 
 Validates each trace (NDJSON, docs/trace-format.md, or an ITF document,
 docs/itf.md; "-" reads standard input; a directory stands for the *.ndjson
@@ -64,7 +64,14 @@ candidate a state where the spec may stop and can only stutter) is printed
 and dropped once 10,000 more events have passed (an event of it after that
 is checked as a new instance's, so anything but Init is a violation); every
 other instance is printed at the end of its file, in order of first
-appearance. Each file's summary line comes last:
+appearance. A file of one instance that did not violate the spec (a
+publisher's journal) then gets a line saying how it ends, with what the
+spec's registration says of the instance (the bundled program: the
+checkpoint its journal's Init receipt names), so that VALID on a failed
+run reads as "this run failed, as the spec allows":
+  RUN (checkpoint NAME): ends in phase = "Failed" /\ verified = FALSE /\ published = FALSE
+The verdict is about the trace, not about the run. Each file's summary
+line comes last:
   FILE: VERDICT (model M, N events, K instances: V valid, I incomplete, X violation)
 -q lists no valid instance and only the first 10 violating or incomplete
 ones of each file, then how many more there were. An input error stops the
@@ -83,6 +90,7 @@ after them):
          "diff"?, "fits"?: [action], "recent"?: [{"line", "event"}]}}],
      "verdict": "valid"|"violation"|"incomplete"|"input error", "events",
      "valid", "incomplete", "violation", "not_listed"?,
+     "ends"?: {"instance", "about"?, "final": [state]},
      "truncated"?: {"file", "line", "instance"?},
      "exercised"?: [{"from", "action", "to", "count"}],
      "ambiguous_steps"?, "error"?: "file:line: what"}],
@@ -92,6 +100,12 @@ With -q, "instances" holds only the first 10 violating or incomplete
 instances and "not_listed" counts the others. A report cut short by an
 input error has "error" and the verdict "input error"; a file that could
 not be opened has no report, only its line in "errors".
+
+--junit FILE also writes the verdicts as JUnit XML, for CI systems: one
+<testsuite> per trace file, one <testcase> per instance (every instance,
+even with -q), a violating or incomplete instance a <failure> whose text
+is its report (the divergence report, the replay command), an input error
+an <error>.
 
 With --live (for a pipe) each violation is preceded by a line
 "FILE: VIOLATION (live)" and output is flushed after every line; valid
@@ -434,6 +448,7 @@ func (a *app) runCheck(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, UsageJSON)
 	last := fs.Int("last", check.DefaultLast, "show the last `K` matched events in a divergence report")
 	live := fs.Bool("live", false, "mark each violation as it is seen and flush every line; list no valid instance (text output only)")
+	junit := fs.String("junit", "", "also write the verdicts as JUnit XML to `FILE`: one test suite per trace file, one test case per instance, a violation or incomplete instance a failure with its report")
 	quiet := fs.Bool("q", false, fmt.Sprintf("list no valid instance and only the first %d violating or incomplete ones of each file", quietMax))
 	files, code := a.traceArgs(fs, tf, args, stderr, "no trace given (name files, or - for standard input)", func(n int) bool { return n > 0 })
 	if code >= 0 {
@@ -460,8 +475,15 @@ func (a *app) runCheck(args []string, stdout, stderr io.Writer) int {
 	if *asJSON {
 		c.js = newJSONStream(stdout)
 	}
+	c.junit = *junit != ""
 	for _, file := range files {
 		c.file(file, *tf.model, *tf.maxITF)
+	}
+	if c.junit {
+		if err := writeJUnit(*junit, c.junitFiles, c.errs); err != nil {
+			fmt.Fprintf(stderr, "tracecheck check: %v\n", err)
+			return ExitInput
+		}
 	}
 	if c.js != nil {
 		if err := c.js.finish(c.worst, c.errs); err != nil {
@@ -480,6 +502,8 @@ type checkRun struct {
 	stderr      io.Writer
 	quiet, live bool
 	js          *jsonStream // --json
+	junit       bool        // --junit: collect junitFiles
+	junitFiles  []*junitFile
 	worst       int
 	errs        []string
 }
@@ -503,12 +527,14 @@ func (c *checkRun) file(file, model string, maxITF int64) {
 	}
 	o := c.opt
 	var end func(*check.Report, error) error
+	var rs *jsonReport
+	var ts *check.TextStream
 	if c.js != nil {
-		rs := c.js.begin(name, m.name, c.quiet)
+		rs = c.js.begin(name, m.name, c.quiet)
 		o.OnResult = rs.result
 		end = rs.end
 	} else {
-		ts := check.NewTextStream(c.stdout, name, m.name)
+		ts = check.NewTextStream(c.stdout, name, m.name)
 		ts.Valid = !c.quiet && !c.live
 		ts.Live = c.live
 		if c.quiet {
@@ -522,12 +548,36 @@ func (c *checkRun) file(file, model string, maxITF int64) {
 			return ts.End(rep)
 		}
 	}
+	var one oneInstance
+	onResult := o.OnResult
+	var jf *junitFile
+	if c.junit {
+		jf = newJUnitFile(name, m.name)
+		c.junitFiles = append(c.junitFiles, jf)
+	}
+	o.OnResult = func(res check.InstanceResult) {
+		one.add(res)
+		if jf != nil {
+			jf.result(res)
+		}
+		onResult(res)
+	}
 	rep, err := m.check(context.Background(), r, name, o)
 	if rep == nil { // only if the spec were unusable
 		rep = &check.Report{File: name, Model: m.name}
 	}
+	if e := one.ending(err, file, m); e != nil {
+		if rs != nil {
+			rs.ends = e
+		} else if ts.Flush() == nil {
+			fmt.Fprintf(c.stdout, "  %s: ends in %s\n", e.label(), strings.Join(e.Final, " or "))
+		}
+	}
 	werr := end(rep, err)
 	if err != nil {
+		if jf != nil {
+			jf.inputError(m.inputHint(err))
+		}
 		c.fail(m.inputHint(err))
 	} else if v := verdictCode(rep.Verdict()); severity(v) > severity(c.worst) {
 		c.worst = v
@@ -535,6 +585,80 @@ func (c *checkRun) file(file, model string, maxITF int64) {
 	if werr != nil {
 		c.fail(fmt.Errorf("write output: %w", werr))
 	}
+}
+
+// oneInstance keeps the first instance result of a file, to say how a
+// file of one instance (a publisher's journal) ends: a verdict about the
+// trace is not one about the run, and "VALID" on a failed run must read
+// as "this run failed, as the spec allows".
+type oneInstance struct {
+	n     int
+	first check.InstanceResult
+}
+
+func (o *oneInstance) add(res check.InstanceResult) {
+	if o.n == 0 {
+		o.first = res
+	}
+	o.n++
+}
+
+// fileEnding is how a file of one instance ends: check's line "ID
+// (ABOUT): ends in STATE" and --json's "ends".
+type fileEnding struct {
+	Instance string `json:"instance"`
+	// About is what the spec's Describe says of the instance, e.g.
+	// "checkpoint m".
+	About string   `json:"about,omitempty"`
+	Final []string `json:"final"`
+}
+
+func (e *fileEnding) label() string {
+	if e.About == "" {
+		return e.Instance
+	}
+	return e.Instance + " (" + e.About + ")"
+}
+
+// ending returns how the file (checked without the input error err)
+// ends, if it holds one instance that did not violate the spec; nil
+// otherwise.
+func (o *oneInstance) ending(err error, file string, m namedModel) *fileEnding {
+	if err != nil || o.n != 1 || len(o.first.Final) == 0 {
+		return nil
+	}
+	e := &fileEnding{Instance: o.first.Instance, Final: o.first.Final}
+	if m.spec != nil && m.spec.Describe != nil && file != "-" {
+		if init, ok := initEvent(file, e.Instance); ok {
+			e.About = m.spec.Describe(init)
+		}
+	}
+	return e
+}
+
+// initEvent returns the Init event of instance among the first 64 KiB of
+// the NDJSON trace file (opened without blocking, as check opens it).
+func initEvent(file, instance string) (trace.Event, bool) {
+	f, err := openFile(file)
+	if err != nil {
+		return trace.Event{}, false
+	}
+	defer f.Close()
+	head, _ := io.ReadAll(io.LimitReader(f, 64<<10))
+	for i, line := range bytes.Split(head, []byte("\n")) {
+		line = bytes.TrimRight(line, "\r")
+		if _, isHeader, _ := trace.ParseHeader(line); isHeader || len(line) == 0 {
+			continue
+		}
+		raw, err := trace.ParseEvent(line, trace.Pos{File: file, Line: i + 1})
+		if err != nil {
+			return trace.Event{}, false
+		}
+		if e, err := raw.Event(); err == nil && e.Action == trace.InitAction && e.Instance == instance {
+			return e, true
+		}
+	}
+	return trace.Event{}, false
 }
 
 // jsonStream writes check --json's object as the checks run.
@@ -579,6 +703,7 @@ type jsonReport struct {
 	quiet     bool
 	listed    int
 	notListed int
+	ends      *fileEnding // a file of one instance: how it ends
 }
 
 const jsonIndent = "    " // a report's indentation
@@ -634,6 +759,9 @@ func (r *jsonReport) end(rep *check.Report, err error) error {
 	s.field(in, "violation", rep.Count(check.Violation))
 	if r.notListed > 0 {
 		s.field(in, "not_listed", r.notListed)
+	}
+	if r.ends != nil {
+		s.field(in, "ends", r.ends)
 	}
 	if rep.Truncated != nil {
 		s.field(in, "truncated", rep.Truncated)

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/tracecheck/tracecheck/check"
+	"github.com/tracecheck/tracecheck/trace"
 )
 
 // Exit codes shared by every command. Commands document any others.
@@ -50,6 +51,11 @@ type Spec struct {
 	// reports name its model SPEC-mutant-NAME, which --model still
 	// accepts, with a deprecation notice).
 	Mutants []Mutant
+	// Describe, if set, names in a few words what an instance of a trace
+	// is about, from its Init event (the bundled program: "checkpoint
+	// NAME", from the journal's Init receipt). check prints it next to the
+	// instance's ID when it says how a one-instance file ends.
+	Describe func(init trace.Event) string
 }
 
 // Mutant is a variant of a spec with a known bug, kept to show that the

@@ -74,6 +74,7 @@ func ExampleRun_check() {
 	fmt.Println("exit", code)
 	// Output:
 	//   l1: valid, 3 events (lines 1-3)
+	//   l1: ends in on = FALSE /\ used = TRUE
 	// stdin: VALID (model light, 3 events, 1 instance: 1 valid, 0 incomplete, 0 violation)
 	// exit 0
 }

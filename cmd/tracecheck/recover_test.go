@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -161,7 +162,8 @@ func TestRecoverCompletesJournal(t *testing.T) {
 		}
 		// Each journal alone: VALID, and the verdict says how the run ended.
 		code, cout, _ := pubCLI("check", journal)
-		if code != exitOK || !strings.Contains(cout, "VALID") {
+		ends := fmt.Sprintf("  %s (checkpoint %s): ends in phase = %q", rep.Run, tc.name, tc.final)
+		if code != exitOK || !strings.Contains(cout, "VALID") || !strings.Contains(cout, ends) {
 			t.Errorf("%s: check %s: code %d\n%s", tc.name, journal, code, cout)
 		}
 	}

@@ -281,6 +281,51 @@ func TestCompletion(t *testing.T) {
 	}
 }
 
+// Where fish is installed, its script completes as bash's does.
+func TestFishCompletion(t *testing.T) {
+	if _, err := exec.LookPath("fish"); err != nil {
+		t.Skip("fish is not installed")
+	}
+	out, _, code := runCLI(t, "completion", "fish")
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	script := filepath.Join(t.TempDir(), "tracecheck.fish")
+	if err := os.WriteFile(script, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		line      string
+		want, not []string
+	}{
+		{"tracecheck ex", []string{"explore", "export"}, []string{"check"}},
+		{"tracecheck explore --", []string{"--json", "--mutant"}, []string{"--format"}},
+		{"tracecheck check --mutant no-", []string{"no-compaction-teardown", "no-vad-teardown"}, []string{"publish-from-staging"}},
+		{"tracecheck chart ", []string{"program", "session"}, nil},
+	}
+	for _, c := range cases {
+		b, err := exec.Command("fish", "-c", "source "+script+"; complete -C '"+c.line+"'").CombinedOutput()
+		if err != nil {
+			t.Fatalf("%q: %v\n%s", c.line, err, b)
+		}
+		var got []string
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			word, _, _ := strings.Cut(l, "\t")
+			got = append(got, word)
+		}
+		for _, w := range c.want {
+			if !contains(got, w) {
+				t.Errorf("%q completes to %v, lacking %s", c.line, got, w)
+			}
+		}
+		for _, w := range c.not {
+			if contains(got, w) {
+				t.Errorf("%q completes to %v, with %s", c.line, got, w)
+			}
+		}
+	}
+}
+
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {

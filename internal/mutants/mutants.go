@@ -233,6 +233,14 @@ func Named() []mutate.Mutant {
 			Tests: []mutate.Test{{Package: sessioncheck, Run: "TestTeardownAtEveryPoint|TestRecordedTraces"}},
 		},
 		{
+			Name:  "session/trace-state-before-commit",
+			Doc:   "a coordinator's event carries its variable as read before the step commits, not the state the step reached",
+			File:  coord,
+			Old:   "\ttr.mu.Lock()\n\tc.state = next\n\tc.pub.Store(int32(c.state.published()))\n\ttr.emitLocked(ev, map[string]any{c.name: int(c.spec())})\n",
+			New:   "\ttr.mu.Lock()\n\ttr.emitLocked(ev, map[string]any{c.name: int(c.spec())})\n\tc.state = next\n\tc.pub.Store(int32(c.state.published()))\n",
+			Tests: []mutate.Test{{Package: sessioncheck, Run: "TestRecordedTraces|TestLiveMonitor|TestTeardownAtEveryPoint"}},
+		},
+		{
 			Name: "session/racy-finish",
 			Doc:  "FinishResponse checks the id on M3's state read outside its goroutine, then finishes whatever response is active",
 			File: sessionGo,

@@ -17,7 +17,10 @@
 // spec/machines/mutants.
 //
 // Each machine's state projects onto session.fizz's variables (the
-// Session methods of the state types); [RefinesSession] checks that every
-// reachable step of a machine, so projected, is a step of session.fizz or a
-// stutter (docs/machines.md gives each projection).
+// Session methods of the state types) and each of its actions onto the
+// session.fizz actions it may take (the ...SessionActions maps);
+// [RefinesSession] checks that every reachable step of a machine, so
+// projected, is a step of session.fizz or a stutter, and
+// [SessionRefinements] checks all five (docs/machines.md gives each
+// projection).
 package machines

@@ -117,9 +117,9 @@ func Refines[S, T comparable](ctx context.Context, machine *model.Spec[S], abstr
 				}
 			}
 			if target == "-" {
-				return r, fmt.Errorf("%s: step %s projects onto %s -> %s, which is no step of %s's %s (behaviour: %s): %w",
-					machine.Name, e.Action, abstract.Format(from), abstract.Format(to), abstract.Name,
-					strings.Join(names(allowed), " or "), behaviour(g, parent, e), ErrNotRefinement)
+				return r, fmt.Errorf("%s: step %s projects onto %s -> %s, which is not %s (behaviour: %s): %w",
+					machine.Name, e.Action, abstract.Format(from), abstract.Format(to),
+					strings.Join(names(abstract.Name, allowed), " nor "), behaviour(g, parent, e), ErrNotRefinement)
 			}
 		} else if from != to {
 			target = abstractStep(abstract, from, to)
@@ -167,11 +167,12 @@ func abstractStepBy[T comparable](sp *model.Spec[T], name string, s, t T) bool {
 	return found
 }
 
-// names lists abstract action names, "" as "a stutter".
-func names(actions []string) []string {
+// names words the abstract actions: "a step of session's Teardown", ""
+// as "a stutter".
+func names(abstract string, actions []string) []string {
 	out := make([]string, len(actions))
 	for i, a := range actions {
-		out[i] = a
+		out[i] = "a step of " + abstract + "'s " + a
 		if a == "" {
 			out[i] = "a stutter"
 		}
@@ -225,4 +226,33 @@ func behaviour[S comparable](g *model.Graph[S], parent []int, e model.Edge) stri
 func RefinesSession[S comparable](ctx context.Context, machine *model.Spec[S], proj func(S) session.State,
 	actions map[string][]string) (*Refinement, error) {
 	return Refines(ctx, machine, session.Spec(session.Options{}), proj, actions)
+}
+
+// SessionRefinements checks each machine spec as written, M1 to M5,
+// against spec/session.fizz with its projection of states (the Session
+// methods) and of actions (the ...SessionActions maps), and returns what
+// each check found; the error is the first machine's that fails.
+func SessionRefinements(ctx context.Context) ([]*Refinement, error) {
+	checks := []func() (*Refinement, error){
+		func() (*Refinement, error) {
+			return RefinesSession(ctx, Connection(Written), ConnectionState.Session, ConnectionSessionActions)
+		},
+		func() (*Refinement, error) { return RefinesSession(ctx, Turn(Written), TurnState.Session, TurnSessionActions) },
+		func() (*Refinement, error) {
+			return RefinesSession(ctx, Response(Written), ResponseState.Session, ResponseSessionActions)
+		},
+		func() (*Refinement, error) {
+			return RefinesSession(ctx, Compaction(Written), CompactionState.Session, CompactionSessionActions)
+		},
+		func() (*Refinement, error) { return RefinesSession(ctx, TTS(Written), TTSState.Session, TTSSessionActions) },
+	}
+	var out []*Refinement
+	for _, c := range checks {
+		r, err := c()
+		if err != nil {
+			return out, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }

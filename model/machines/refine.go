@@ -237,14 +237,18 @@ func SessionRefinements(ctx context.Context) ([]*Refinement, error) {
 		func() (*Refinement, error) {
 			return RefinesSession(ctx, Connection(Written), ConnectionState.Session, ConnectionSessionActions)
 		},
-		func() (*Refinement, error) { return RefinesSession(ctx, Turn(Written), TurnState.Session, TurnSessionActions) },
+		func() (*Refinement, error) {
+			return RefinesSession(ctx, Turn(Written), TurnState.Session, TurnSessionActions)
+		},
 		func() (*Refinement, error) {
 			return RefinesSession(ctx, Response(Written), ResponseState.Session, ResponseSessionActions)
 		},
 		func() (*Refinement, error) {
 			return RefinesSession(ctx, Compaction(Written), CompactionState.Session, CompactionSessionActions)
 		},
-		func() (*Refinement, error) { return RefinesSession(ctx, TTS(Written), TTSState.Session, TTSSessionActions) },
+		func() (*Refinement, error) {
+			return RefinesSession(ctx, TTS(Written), TTSState.Session, TTSSessionActions)
+		},
 	}
 	var out []*Refinement
 	for _, c := range checks {

@@ -91,8 +91,11 @@ func sessionsStage(ctx context.Context, r *run, s *stage) error {
 		rep.Compactions, rep.Overlaps, rep.Failures, rep.Refused)
 	s.Detail += fmt.Sprintf("ends: %d hang-ups, %d connection drops, %d child panics (vad %d, tts %d, compaction %d)\n",
 		rep.HangUps, rep.Drops, rep.Panics, rep.PanicsBy["vad"], rep.PanicsBy["tts"], rep.PanicsBy["compaction"])
-	s.Detail += fmt.Sprintf("audio chunks received after their response was canceled or preempted: %d; sent by a TTS pipeline whose response was already canceled: %d (seed 001's known defect, not fixed)\n",
-		rep.LateAudio, rep.SentAfterCancel)
+	s.Detail += fmt.Sprintf("barge-in: %d responses interrupted; audio chunks received after their response was canceled, preempted or torn down: %d; sent by a TTS pipeline whose response was already canceled: %d (both must be 0)\n",
+		rep.Interrupted, rep.LateAudio, rep.SentAfterCancel)
+	if rep.LateAudio > 0 || rep.SentAfterCancel > 0 {
+		s.fail("audio after an early end: %d chunks received after their response ended, %d sent after its cancel (an ended response's buffered audio must be discarded)", rep.LateAudio, rep.SentAfterCancel)
+	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -171,7 +174,7 @@ func linearStage(r *run, s *stage, opsEach int) error {
 				frame = speech
 			}
 			ev, err := sh.s.PushAudio(frame)
-			res = sessioncheck.Result{Err: sessioncheck.Classify(err), Turn: ev.Kind, Frame: ev.Frame}
+			res = sessioncheck.Result{Err: sessioncheck.Classify(err), Turn: ev.Kind, Frame: ev.Frame, BargeIn: ev.BargeIn, Interrupted: ev.Interrupted}
 			switch ev.Kind {
 			case session.TurnStarted:
 				key = sessioncheck.EventKey{Instance: inst, Action: session.ActVadStart, ID: ev.Frame}
@@ -295,7 +298,10 @@ func linearStage(r *run, s *stage, opsEach int) error {
 		}
 	}
 
-	model := sessioncheck.ModelWith(sessioncheck.ModelOptions{ResponsesComplete: true})
+	model := sessioncheck.ModelWith(sessioncheck.ModelOptions{ResponsesComplete: true,
+		// The sessions' default barge-in threshold, in SyntheticFrame's
+		// 20 ms frames (320 samples at 16 kHz).
+		BargeInFrames: int(session.DefaultBargeInMinSpeech / (20 * time.Millisecond))})
 	res, info := porcupine.CheckOperationsVerbose(model, ops, 2*time.Minute)
 	html, err := r.path("sessions", "porcupine.html")
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tracecheck/tracecheck/cli"
 )
 
 // A mutant has one name on every command, --mutant NAME; the spec may be
@@ -333,4 +335,25 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// version's line says what the build recorded, and says so when it
+// recorded no revision.
+func TestBuildString(t *testing.T) {
+	cases := []struct {
+		b    cli.Build
+		want string
+	}{
+		{cli.Build{Path: "example.com/x", Version: "v1.2.3", Revision: "abc123", Time: "2026-01-02T03:04:05Z", Go: "go1.26.8", Platform: "linux/amd64"},
+			"tracecheck v1.2.3 (example.com/x), revision abc123 of 2026-01-02T03:04:05Z, built with go1.26.8 for linux/amd64"},
+		{cli.Build{Path: "example.com/x", Version: "(devel)", Revision: "abc123", Modified: true, Go: "go1.26.8", Platform: "linux/arm64"},
+			"tracecheck (devel) (example.com/x), revision abc123 with uncommitted changes, built with go1.26.8 for linux/arm64"},
+		{cli.Build{Version: "unknown", Go: "go1.26.8", Platform: "linux/amd64"},
+			"tracecheck unknown, no VCS revision recorded, built with go1.26.8 for linux/amd64"},
+	}
+	for _, c := range cases {
+		if got := c.b.String(); got != c.want {
+			t.Errorf("got  %s\nwant %s", got, c.want)
+		}
+	}
 }

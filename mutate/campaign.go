@@ -7,11 +7,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -48,7 +50,8 @@ type Campaign struct {
 	// Jobs is how many mutants run at once (default 1).
 	Jobs int
 	// CacheDir, if set, holds results keyed by the hash of the mutated
-	// file, the module's Go files and the tests run ([Campaign.Key]).
+	// file, the Go files its tests depend on ([DepsHash]) and the tests
+	// run.
 	CacheDir string
 	// Select runs an operator mutant (Package set) against only the tests
 	// of its package that execute the mutated position, measured once per
@@ -72,11 +75,17 @@ type Campaign struct {
 
 	mu        sync.Mutex
 	coverage  map[string]*coverageOnce
-	modHash   string
+	deps      map[string]*hashOnce
 	testRuns  int
 	covRuns   int
 	covTime   time.Duration
 	covFailed map[string][]string
+}
+
+type hashOnce struct {
+	once sync.Once
+	hash string
+	err  error
 }
 
 type coverageOnce struct {
@@ -137,13 +146,6 @@ type Matrix struct {
 func (c *Campaign) Run(ctx context.Context, mutants []Mutant) (*Matrix, error) {
 	c.fill()
 	start := time.Now()
-	if c.CacheDir != "" {
-		h, err := ModuleHash(c.Root)
-		if err != nil {
-			return nil, err
-		}
-		c.modHash = h
-	}
 	results := make([]Result, len(mutants))
 	jobs := make(chan int)
 	var wg sync.WaitGroup
@@ -214,6 +216,7 @@ func (c *Campaign) fill() {
 	if c.coverage == nil {
 		c.coverage = map[string]*coverageOnce{}
 		c.covFailed = map[string][]string{}
+		c.deps = map[string]*hashOnce{}
 	}
 	c.mu.Unlock()
 }
@@ -281,7 +284,18 @@ func (c *Campaign) one(ctx context.Context, m Mutant) Result {
 		res.Tests = append(res.Tests, name)
 	}
 	mutated := bytes.Replace(src, []byte(m.Old), []byte(m.New), 1)
-	key := c.Key(m, mutated)
+	var key string
+	if c.CacheDir != "" {
+		var pkgs []string
+		for _, t := range m.Tests {
+			pkgs = append(pkgs, t.Package)
+		}
+		if deps, err := c.depsHash(ctx, pkgs); err == nil {
+			key = c.key(m, mutated, deps)
+		} else {
+			c.logf("mutate: %s: not cached: %v", m.Name, err)
+		}
+	}
 	if r, ok := c.lookup(key); ok {
 		r.Cached = true
 		return r
@@ -319,9 +333,10 @@ func (c *Campaign) coverageOf(ctx context.Context, pkg string) (*Coverage, error
 	c.mu.Unlock()
 	co.once.Do(func() {
 		var key string
-		if c.CacheDir != "" {
+		deps, err := c.depsHash(ctx, append([]string{pkg}, c.TestPackages...))
+		if c.CacheDir != "" && err == nil {
 			h := sha256.New()
-			fmt.Fprintf(h, "tracecheck-mutate-coverage-v2\x00%s\x00%s\x00%q\x00race=%v short=%v\x00", c.modHash, pkg, c.TestPackages, c.Race, c.Short)
+			fmt.Fprintf(h, "tracecheck-mutate-coverage-v3\x00%s\x00%s\x00%q\x00race=%v short=%v\x00", deps, pkg, c.TestPackages, c.Race, c.Short)
 			key = "coverage-" + hex.EncodeToString(h.Sum(nil))
 			if b, err := readBounded(filepath.Join(c.CacheDir, key[:11], key+".json"), 256<<20); err == nil {
 				var cov Coverage
@@ -369,20 +384,40 @@ func (c *Campaign) logf(format string, args ...any) {
 	}
 }
 
-// Key is the cache key of m's result: the sha256 of the mutated file's
-// content, the module's Go files ([ModuleHash]), the tests run and the
-// options that change a verdict (race, short, vet).
-func (c *Campaign) Key(m Mutant, mutated []byte) string {
+// key is the cache key of m's result: the sha256 of the mutated file's
+// content, of the Go files the tests depend on (deps, [Campaign.depsHash]),
+// of the tests run and of the options that change a verdict (race, short,
+// vet).
+func (c *Campaign) key(m Mutant, mutated []byte, deps string) string {
 	h := sha256.New()
 	tests, _ := json.Marshal(m.Tests)
-	fmt.Fprintf(h, "tracecheck-mutate-result-v1\x00%s\x00%s\x00%d\x00", c.modHash, m.File, len(mutated))
+	fmt.Fprintf(h, "tracecheck-mutate-result-v2\x00%s\x00%s\x00%d\x00", deps, m.File, len(mutated))
 	h.Write(mutated)
 	fmt.Fprintf(h, "\x00%s\x00race=%v short=%v novet=%v", tests, c.Race, c.Short, c.NoVet)
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// depsHash returns the sha256 of the Go files of the main module's
+// packages that pkgs and their tests depend on (go list -deps -test), with
+// go.mod and go.sum, once per package list: a change elsewhere in the
+// module leaves the cached results of these tests valid.
+func (c *Campaign) depsHash(ctx context.Context, pkgs []string) (string, error) {
+	sorted := append([]string(nil), pkgs...)
+	sort.Strings(sorted)
+	id := strings.Join(sorted, "\x00")
+	c.mu.Lock()
+	ho := c.deps[id]
+	if ho == nil {
+		ho = &hashOnce{}
+		c.deps[id] = ho
+	}
+	c.mu.Unlock()
+	ho.once.Do(func() { ho.hash, ho.err = DepsHash(ctx, c.Options, sorted...) })
+	return ho.hash, ho.err
+}
+
 func (c *Campaign) lookup(key string) (Result, bool) {
-	if c.CacheDir == "" {
+	if c.CacheDir == "" || key == "" {
 		return Result{}, false
 	}
 	b, err := readBounded(filepath.Join(c.CacheDir, key[:2], key+".json"), 1<<20)
@@ -397,7 +432,7 @@ func (c *Campaign) lookup(key string) (Result, bool) {
 }
 
 func (c *Campaign) store(key string, r Result) {
-	if c.CacheDir == "" {
+	if c.CacheDir == "" || key == "" {
 		return
 	}
 	if b, err := json.Marshal(r); err == nil {
@@ -453,35 +488,55 @@ func DefaultCacheDir() (string, error) {
 	return filepath.Join(d, "tracecheck", "mutate"), nil
 }
 
-// ModuleHash is the sha256 of the module's Go files, go.mod and go.sum
-// under root (hidden directories skipped), names and contents.
-func ModuleHash(root string) (string, error) {
-	h := sha256.New()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+// DepsHash is the sha256 of the Go files (names and contents) of the main
+// module's packages that pkgs and their tests depend on, as go list -deps
+// -test names them, and of the module's go.mod and go.sum. opt's Root and
+// Go apply.
+func DepsHash(ctx context.Context, opt Options, pkgs ...string) (string, error) {
+	opt.fill()
+	args := append([]string{"list", "-deps", "-test", "-f", "{{if .Module}}{{if .Module.Main}}{{.Dir}}{{end}}{{end}}"}, pkgs...)
+	cmd := exec.CommandContext(ctx, opt.Go, args...)
+	cmd.Dir = opt.Root
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("mutate: go list -deps %v: %w", pkgs, withStderr(err))
+	}
+	dirs := map[string]bool{}
+	for _, d := range strings.Split(string(out), "\n") {
+		if d = strings.TrimSpace(d); d != "" {
+			dirs[d] = true
 		}
-		if d.IsDir() {
-			if path != root && strings.HasPrefix(d.Name(), ".") {
-				return filepath.SkipDir
+	}
+	var files []string
+	for d := range dirs {
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			return "", fmt.Errorf("mutate: hashing the dependencies: %w", err)
+		}
+		for _, e := range ents {
+			if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".go") {
+				files = append(files, filepath.Join(d, e.Name()))
 			}
-			return nil
 		}
-		n := d.Name()
-		if !d.Type().IsRegular() || !(strings.HasSuffix(n, ".go") || n == "go.mod" || n == "go.sum") {
-			return nil
+	}
+	root, err := filepath.Abs(opt.Root)
+	if err != nil {
+		return "", fmt.Errorf("mutate: %w", err)
+	}
+	sort.Strings(files)
+	files = append(files, filepath.Join(root, "go.mod"), filepath.Join(root, "go.sum"))
+	h := sha256.New()
+	for _, f := range files {
+		b, err := readBounded(f, 64<<20)
+		if errors.Is(err, fs.ErrNotExist) && filepath.Dir(f) == root {
+			continue // no go.sum
 		}
-		b, err := readBounded(path, 64<<20)
 		if err != nil {
-			return err
+			return "", fmt.Errorf("mutate: hashing the dependencies: %w", err)
 		}
-		rel, _ := filepath.Rel(root, path)
+		rel, _ := filepath.Rel(root, f)
 		fmt.Fprintf(h, "%s\x00%d\x00", filepath.ToSlash(rel), len(b))
 		h.Write(b)
-		return nil
-	})
-	if err != nil {
-		return "", fmt.Errorf("mutate: hashing the module: %w", err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -150,13 +150,13 @@ func TestCampaign(t *testing.T) {
 	}
 
 	t.Run("cache hit on rerun", func(t *testing.T) {
-		before := len(logged(t, log))
+		before := logged(t, log)
 		again, err := (&mutate.Campaign{Options: opt, Jobs: 2, CacheDir: cache, Select: true}).Run(ctx, ms)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if after := logged(t, log); len(after) != before {
-			t.Errorf("the rerun ran go: %s", strings.Join(after[before:], "\n"))
+		if after := logged(t, log); countPrefix(after, "test") != countPrefix(before, "test") {
+			t.Errorf("the rerun ran go test: %s", strings.Join(after[len(before):], "\n"))
 		}
 		sameVerdicts(t, "rerun", again, m2)
 		if again.Summary.Cached != 15 || again.Summary.TestRuns != 0 || again.Summary.CoverageRuns != 0 {
@@ -235,13 +235,13 @@ op/fixture.go:16:7/boundary  x == hi returns hi, which is x
 		if err != nil {
 			t.Fatal(err)
 		}
-		before := len(logged(t, log))
+		before := logged(t, log)
 		me, err := (&mutate.Campaign{Options: opt, Jobs: 2, CacheDir: cache, Select: true, Equivalents: eq}).Run(ctx, ms)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if after := logged(t, log); len(after) != before {
-			t.Errorf("ran go: %v", after[before:])
+		if after := logged(t, log); countPrefix(after, "test") != countPrefix(before, "test") {
+			t.Errorf("ran go test: %v", after[len(before):])
 		}
 		if me.Summary.Equivalent != 2 || me.Summary.Survived != 0 || me.Summary.Score != 13.0/16 {
 			t.Errorf("summary %+v, want 2 equivalent, none survived, score 13/16", me.Summary)
@@ -308,6 +308,56 @@ op/fixture.go:16:7/boundary  x == hi returns hi, which is x
 			if got[name] != want {
 				t.Errorf("%s: %q, want %q", name, got[name], want)
 			}
+		}
+	})
+
+	t.Run("the cache key takes in the tests' dependencies only", func(t *testing.T) {
+		// A copy of the fixture, to edit.
+		root := t.TempDir()
+		for _, f := range []string{"go.mod", "fixture.go", "fixture_test.go", "other/other.go", "other/other_test.go"} {
+			b, err := os.ReadFile(filepath.Join(fixture, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.MkdirAll(filepath.Dir(filepath.Join(root, f)), 0o755)
+			if err := os.WriteFile(filepath.Join(root, f), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var part []mutate.Mutant
+		for _, m := range ms {
+			if m.Name == "op/fixture.go:45:12/arith" {
+				part = append(part, m)
+			}
+		}
+		dir := t.TempDir()
+		o := opt
+		o.Root = root
+		runs := func() int {
+			before := countPrefix(logged(t, log), "test_-json")
+			m, err := (&mutate.Campaign{Options: o, CacheDir: dir, Select: true}).Run(ctx, part)
+			if err != nil || m.Results[0].Status != mutate.StatusKilled {
+				t.Fatalf("%v %+v", err, m)
+			}
+			return countPrefix(logged(t, log), "test_-json") - before
+		}
+		edit := func(f string) {
+			p := filepath.Join(root, f)
+			b, _ := os.ReadFile(p)
+			if err := os.WriteFile(p, append(b, "\n// edited\n"...), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := runs(); n != 1 {
+			t.Fatalf("first run: %d go test runs", n)
+		}
+		edit("other/other.go") // not a dependency of the fixture package's tests
+		if n := runs(); n != 0 {
+			t.Errorf("after an edit outside the tests' dependencies: %d go test runs, want 0", n)
+		}
+		edit("fixture_test.go")
+		if n := runs(); n != 1 {
+			t.Errorf("after an edit of the tests: %d go test runs, want 1", n)
 		}
 	})
 

@@ -138,7 +138,7 @@ type traceFlags struct {
 
 func (a *app) addTraceFlags(fs *flag.FlagSet) traceFlags {
 	return traceFlags{
-		model:   fs.String("model", "", UsageModel+a.specNames()+" (default: from the trace's header, else inferred)"),
+		model:   fs.String("model", "", UsageModel+strings.ReplaceAll(a.specNames(), "|", ", ")+" (default: from the trace's header, else inferred)"),
 		mutant:  fs.String("mutant", "", UsageMutant+a.mutantNames()),
 		graph:   fs.String("graph", "", "check against the state graph TLC or FizzBee computed, with no transcription: a TLC DOT dump (-dump dot,actionlabels) or a FizzBee dump `directory`"),
 		maxLine: fs.Int("max-line", trace.DefaultMaxLine, UsageMaxLine),

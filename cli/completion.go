@@ -5,10 +5,11 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 )
 
-const completionSynopsis = `bash|zsh|fish
+const completionSynopsis = `[--name NAME] bash|zsh|fish
 
 Prints a completion script for the shell: commands, each command's flags
 (with their descriptions, where the shell shows them), spec names, mutant
@@ -18,10 +19,14 @@ Install it with:
 
   bash:  tracecheck completion bash > ~/.local/share/bash-completion/completions/tracecheck
   zsh:   tracecheck completion zsh > "${fpath[1]}/_tracecheck"   (then compinit)
-  fish:  tracecheck completion fish > ~/.config/fish/completions/tracecheck.fish`
+  fish:  tracecheck completion fish > ~/.config/fish/completions/tracecheck.fish
+
+--name NAME writes the script for the command NAME instead: a team's own
+binary built with package cli (light-check completion bash --name
+light-check).`
 
 // shells are the shells completion writes scripts for.
-var shells = map[string]func(*app, io.Writer, []cmdFlags) error{
+var shells = map[string]func(*app, io.Writer, string, []cmdFlags) error{
 	"bash": (*app).bashCompletion,
 	"zsh":  (*app).zshCompletion,
 	"fish": (*app).fishCompletion,
@@ -29,6 +34,7 @@ var shells = map[string]func(*app, io.Writer, []cmdFlags) error{
 
 func (a *app) runCompletion(args []string, stdout, stderr io.Writer) int {
 	fs := NewFlagSet("completion", completionSynopsis, stderr)
+	name := fs.String("name", "tracecheck", "the `command` the script completes")
 	pos, code := Parse(fs, args)
 	if code >= 0 {
 		return code
@@ -38,8 +44,12 @@ func (a *app) runCompletion(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return ExitUsage
 	}
+	if !commandName.MatchString(*name) {
+		fmt.Fprintf(stderr, "tracecheck completion: --name %q: a command name is letters, digits, '.', '_' and '-'\n", *name)
+		return ExitUsage
+	}
 	var b bytes.Buffer
-	if err := shells[pos[0]](a, &b, a.commandFlags()); err != nil {
+	if err := shells[pos[0]](a, &b, *name, a.commandFlags()); err != nil {
 		fmt.Fprintf(stderr, "tracecheck completion: %v\n", err)
 		return ExitInput
 	}
@@ -48,6 +58,14 @@ func (a *app) runCompletion(args []string, stdout, stderr io.Writer) int {
 		return ExitInput
 	}
 	return ExitOK
+}
+
+// commandName is what --name accepts: a word no shell reads as syntax.
+var commandName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*$`)
+
+// funcName is the shell function that completes the command prog.
+func funcName(prog string) string {
+	return "_" + strings.NewReplacer(".", "_", "-", "_").Replace(prog)
 }
 
 // flagDoc is one flag as a command's usage text lists it.
@@ -134,10 +152,10 @@ func (a *app) values(cmd, flag string) []string {
 	return nil
 }
 
-func (a *app) bashCompletion(w io.Writer, cmds []cmdFlags) error {
+func (a *app) bashCompletion(w io.Writer, prog string, cmds []cmdFlags) error {
 	var b strings.Builder
-	b.WriteString(`# bash completion for tracecheck (tracecheck completion bash)
-_tracecheck() {
+	fmt.Fprintf(&b, "# bash completion for %s (%s completion bash)\n%s() {", prog, prog, funcName(prog))
+	b.WriteString(`
     local cur prev words
     cur="${COMP_WORDS[COMP_CWORD]}"
     prev="${COMP_WORDS[COMP_CWORD-1]}"
@@ -174,17 +192,17 @@ _tracecheck() {
 	}
 	b.WriteString(`    esac
 }
-complete -o filenames -F _tracecheck tracecheck
 `)
+	fmt.Fprintf(&b, "complete -o filenames -F %s %s\n", funcName(prog), prog)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func (a *app) zshCompletion(w io.Writer, cmds []cmdFlags) error {
+func (a *app) zshCompletion(w io.Writer, prog string, cmds []cmdFlags) error {
 	var b strings.Builder
-	b.WriteString(`#compdef tracecheck
-# zsh completion for tracecheck (tracecheck completion zsh)
-_tracecheck() {
+	fn := funcName(prog)
+	fmt.Fprintf(&b, "#compdef %s\n# zsh completion for %s (%s completion zsh)\n%s() {", prog, prog, prog, fn)
+	b.WriteString(`
     local -a commands
     commands=(
 `)
@@ -221,23 +239,23 @@ _tracecheck() {
 		}
 		b.WriteString("\n        ;;\n")
 	}
-	b.WriteString(`    esac
+	fmt.Fprintf(&b, `    esac
 }
 if [[ $zsh_eval_context[-1] == loadautofunc ]]; then
-    _tracecheck "$@"
+    %s "$@"
 else
-    compdef _tracecheck tracecheck
+    compdef %s %s
 fi
-`)
+`, fn, fn, prog)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func (a *app) fishCompletion(w io.Writer, cmds []cmdFlags) error {
+func (a *app) fishCompletion(w io.Writer, prog string, cmds []cmdFlags) error {
 	var b strings.Builder
-	b.WriteString("# fish completion for tracecheck (tracecheck completion fish)\ncomplete -c tracecheck -f\n")
+	fmt.Fprintf(&b, "# fish completion for %s (%s completion fish)\ncomplete -c %s -f\n", prog, prog, prog)
 	for _, c := range cmds {
-		fmt.Fprintf(&b, "complete -c tracecheck -n __fish_use_subcommand -a %s -d %s\n", shq(c.name), fishq(c.summary))
+		fmt.Fprintf(&b, "complete -c %s -n __fish_use_subcommand -a %s -d %s\n", prog, shq(c.name), fishq(c.summary))
 	}
 	for _, c := range cmds {
 		cond := shq("__fish_seen_subcommand_from " + c.name)
@@ -246,7 +264,7 @@ func (a *app) fishCompletion(w io.Writer, cmds []cmdFlags) error {
 			if len(f.name) == 1 {
 				opt = "-o " + shq(f.name)
 			}
-			fmt.Fprintf(&b, "complete -c tracecheck -n %s %s -d %s", cond, opt, fishq(f.usage))
+			fmt.Fprintf(&b, "complete -c %s -n %s %s -d %s", prog, cond, opt, fishq(f.usage))
 			if f.value {
 				if v := a.values(c.name, f.name); v != nil {
 					fmt.Fprintf(&b, " -x -a %s", shq(strings.Join(v, " ")))
@@ -257,9 +275,9 @@ func (a *app) fishCompletion(w io.Writer, cmds []cmdFlags) error {
 			b.WriteString("\n")
 		}
 		if v := a.values(c.name, ""); v != nil {
-			fmt.Fprintf(&b, "complete -c tracecheck -n %s -a %s\n", cond, shq(strings.Join(v, " ")))
+			fmt.Fprintf(&b, "complete -c %s -n %s -a %s\n", prog, cond, shq(strings.Join(v, " ")))
 		} else {
-			fmt.Fprintf(&b, "complete -c tracecheck -n %s -F\n", cond)
+			fmt.Fprintf(&b, "complete -c %s -n %s -F\n", prog, cond)
 		}
 	}
 	_, err := io.WriteString(w, b.String())

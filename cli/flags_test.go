@@ -241,6 +241,27 @@ func TestCompletion(t *testing.T) {
 	if _, _, code := runCLI(t, "completion"); code != exitUsage {
 		t.Errorf("completion: exit %d, want %d", code, exitUsage)
 	}
+	if _, _, code := runCLI(t, "completion", "--name", "a b;rm", "bash"); code != exitUsage {
+		t.Errorf("completion --name 'a b;rm': exit %d, want %d", code, exitUsage)
+	}
+	// For a team's own binary: the script completes the name it is given,
+	// and nothing else.
+	for shell, want := range map[string]string{"bash": "complete -o filenames -F _light_check light-check\n",
+		"zsh": "#compdef light-check\n", "fish": "complete -c light-check -f\n"} {
+		out, _, code := runCLI(t, "completion", shell, "--name", "light-check")
+		if code != exitOK || !strings.Contains(out, want) || strings.Contains(out, "_tracecheck") || strings.Contains(out, "-c tracecheck") {
+			t.Errorf("completion %s --name light-check: exit %d, lacks %q or names tracecheck:\n%.400s", shell, code, want, out)
+		}
+		if _, err := exec.LookPath(shell); err == nil {
+			file := filepath.Join(dir, "light."+shell)
+			if err := os.WriteFile(file, []byte(out), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if b, err := exec.Command(shell, "-n", file).CombinedOutput(); err != nil {
+				t.Errorf("%s -n on the light-check script: %v\n%s", shell, err, b)
+			}
+		}
+	}
 
 	// The bash function completes commands, flags, and flag values.
 	script := filepath.Join(dir, "tracecheck.bash")

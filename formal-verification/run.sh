@@ -55,7 +55,12 @@ fi
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/tracecheck-formal.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
 OUT="$WORK/reports"
-mkdir -p "$OUT"
+mkdir -p "$OUT" "$WORK/tools"
+# TLC runs a temporary copy of the jar: it prints where it found the
+# standard modules a spec EXTENDS (jar:file:<jar>!/...), and the retained
+# output must name no path of this machine (the copy's is temporary).
+TLC_JAR="$WORK/tools/tla2tools.jar"
+cp "$TLA2TOOLS" "$TLC_JAR"
 failures=()
 
 ran=() # the reports run (all of them, or those ONLY selects)
@@ -119,7 +124,7 @@ run_tlc() {
 	base="$(basename "$tla")" cbase="$(basename "$cfg")"
 	mkdir -p "$run" "$dir"
 	cp "$ROOT/$tla" "$ROOT/$cfg" "$run/"
-	local cmd=("$JAVA" -XX:+UseParallelGC -cp "$TLA2TOOLS" tlc2.TLC -fp 0 -workers 1)
+	local cmd=("$JAVA" -XX:+UseParallelGC -cp "$TLC_JAR" tlc2.TLC -fp 0 -workers 1)
 	[[ -z $prop ]] && cmd+=(-dump dot,actionlabels states.dot)
 	cmd+=(-metadir states -noGenerateSpecTE -config "$cbase" "$base")
 	echo "formal: TLC: (cd $run && ${cmd[*]})"
@@ -131,7 +136,7 @@ run_tlc() {
 	verdict="$(grep -m1 -E '^(Model checking completed\.|Error: (Invariant|Action property) )' "$dir/stdout.txt" || true)"
 	# The command as anyone can rerun it: the tools by their variables.
 	shown="${cmd[*]}"
-	shown="${shown//$TLA2TOOLS/\$TLA2TOOLS}"
+	shown="${shown//$TLC_JAR/\$TLA2TOOLS}"
 	write_manifest "$dir" "$name" TLC "$version" "$TLA2TOOLS" "(a temporary copy of $tla and $cfg)" "$code" "$verdict" "$shown" \
 		"$tla" "$cfg"
 	echo "formal: TLC $tla: exit $code; $verdict; $(grep -m1 'distinct states found' "$dir/stdout.txt" || echo 'no summary')"

@@ -137,6 +137,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	fwd, err := startJournalForward(*traceNATS, &cfg, stderr)
 	if err != nil {
+		live.Close(liveWait)
 		fmt.Fprintf(stderr, "tracecheck run: %v\n", err)
 		return exitUsage
 	}

@@ -18,6 +18,7 @@ const (
 	checkPkg = "./check/"
 
 	coord        = "impl/session/coord.go"
+	respGo       = "impl/session/resp.go"
 	sessionGo    = "impl/session/session.go"
 	sessioncheck = "./harness/sessioncheck/"
 	sessionPkg   = "./impl/session/"
@@ -254,6 +255,22 @@ func Named() []mutate.Mutant {
 				"\t}\n" +
 				"\t_, err := s.resp.call(respIn{op: opFinish, id: id})\n",
 			Tests: []mutate.Test{{Package: sessioncheck, Run: "TestFinishRacesStart"}},
+		},
+		{
+			Name:  "session/audio-kept-after-cancel",
+			Doc:   "a response ended early (canceled, preempted, barged in on, torn down) keeps its buffered audio readable: the client hears stale chunks",
+			File:  respGo,
+			Old:   "\t\tr.out.cut()\n",
+			New:   "",
+			Tests: []mutate.Test{{Package: sessionPkg, Run: "TestNoAudioAfterEnd|TestBargeIn"}},
+		},
+		{
+			Name:  "session/no-barge-in",
+			Doc:   "speech from the user while a response streams never interrupts it: the caller must cancel by hand",
+			File:  sessionGo,
+			Old:   "\tif err != nil || !ev.BargeIn {\n\t\treturn ev, err\n\t}\n",
+			New:   "\tif true {\n\t\treturn ev, err\n\t}\n",
+			Tests: []mutate.Test{{Package: sessionPkg, Run: "TestBargeIn"}, {Package: sessioncheck, Run: "TestModelBased|TestLinearizable"}},
 		},
 	}
 }

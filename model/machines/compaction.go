@@ -104,5 +104,7 @@ func Compaction(m Mutant) *model.Spec[CompactionState] {
 				return s.Jobs == want
 			}},
 		},
+		// A trace may end once the coordinator is terminated.
+		Terminal: func(s CompactionState) bool { return s.Comp == "terminated" },
 	}
 }

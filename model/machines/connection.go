@@ -122,6 +122,9 @@ func Connection(m Mutant) *model.Spec[ConnectionState] {
 				return torn == (s.Teardowns > 0) && torn == (s.Handled != 0) && s.Handled&^s.Exits == 0
 			}},
 		},
+		// A trace may end once torn down (exit paths that fire later
+		// change nothing the trace records): see docs/machines.md.
+		Terminal: func(s ConnectionState) bool { return s.Conn == "torn" },
 	}
 }
 

@@ -34,6 +34,10 @@ func holds[S comparable](t *testing.T, sp *model.Spec[S]) *model.Result[S] {
 			t.Errorf("%s: action %s never steps", sp.Name, a.Name)
 		}
 	}
+	// Some reachable state is one where a trace may end.
+	if len(r.Graph.Stutters) == 0 {
+		t.Errorf("%s: no reachable terminal state", sp.Name)
+	}
 	return r
 }
 

@@ -133,5 +133,7 @@ func Response(m Mutant) *model.Spec[ResponseState] {
 				return true
 			}},
 		},
+		// A trace may end once the coordinator is terminated.
+		Terminal: func(s ResponseState) bool { return s.Coord == "terminated" },
 	}
 }

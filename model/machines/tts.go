@@ -133,5 +133,8 @@ func TTS(m Mutant) *model.Spec[TTSState] {
 			{Name: "CloseOnce", Holds: func(s TTSState) bool { return s.Dones <= 1 }},
 			{Name: "JoinOnce", Holds: func(s TTSState) bool { return s.Joins <= 1 }},
 		},
+		// A trace may end once the response has ended and its worker was
+		// joined (a completed response's last chunks may stay unread).
+		Terminal: func(s TTSState) bool { return s.Resp != "live" && s.Worker == "joined" },
 	}
 }

@@ -93,5 +93,7 @@ func Turn(m Mutant) *model.Spec[TurnState] {
 			{Name: "TurnIsSpeech", Holds: func(s TurnState) bool { return s.Turn == (s.Vad == "speech") }},
 			{Name: "SilenceInSpeech", Holds: func(s TurnState) bool { return s.Silence == 0 || s.Vad == "speech" }},
 		},
+		// A trace may end once the detector is stopped.
+		Terminal: func(s TurnState) bool { return s.Vad == "terminated" },
 	}
 }

@@ -26,9 +26,14 @@
 //	replay    replay a trace step by step, with the spec state and the enabled actions
 //	coverage  say which transitions of its state graph the traces exercised
 //	export    convert traces between NDJSON and ITF
+//	version   print the binary's module version, VCS revision and Go version
+//	completion  print a bash, zsh or fish completion script for the binary
 //
 // with the same flags, output and exit codes (0 ok, 1 violation, 2 usage,
-// 3 input error, 4 incomplete). A [Spec] is the one value that registers a
+// 3 input error, 4 incomplete). A flag has one name and one meaning on every
+// command ([UsageJSON] and the other Usage texts): --json for JSON output,
+// --mutant NAME for a spec's mutant; old spellings are kept as
+// [Deprecated] aliases that say what to type instead. A [Spec] is the one value that registers a
 // spec: its name, its files, its transcription ([Of] wraps a model.Spec)
 // and its mutants; every argument, usage text and the inference of a
 // trace's spec derive from the registered specs. [Run] is the same command

@@ -92,7 +92,9 @@ func Compaction(m Mutant) *model.Spec[CompactionState] {
 				})},
 		},
 		Invariants: []model.Invariant[CompactionState]{
-			{Name: "TypeOK", Holds: func(s CompactionState) bool { return s.Jobs >= 0 && s.Jobs <= 2 }},
+			{Name: "TypeOK", Holds: func(s CompactionState) bool {
+				return oneOf(s.Conn, "live", "torn") && oneOf(s.Comp, "idle", "running", "terminated") && s.Jobs >= 0 && s.Jobs <= 2
+			}},
 			{Name: "NoneAfterTeardown", Holds: func(s CompactionState) bool {
 				return s.Comp != "terminated" || (s.Jobs == 0 && s.Conn == "torn")
 			}},

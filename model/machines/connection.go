@@ -115,7 +115,10 @@ func Connection(m Mutant) *model.Spec[ConnectionState] {
 			teardown(ConnectionTeardownOnPanic, PathPanic),
 		},
 		Invariants: []model.Invariant[ConnectionState]{
-			{Name: "TypeOK", Holds: func(s ConnectionState) bool { return s.Teardowns >= 0 && s.Teardowns <= 3 }},
+			{Name: "TypeOK", Holds: func(s ConnectionState) bool {
+				return oneOf(s.Conn, "live", "torn") && s.Exits < 1<<len(pathNames) && s.Handled < 1<<len(pathNames) &&
+					s.Teardowns >= 0 && s.Teardowns <= 3
+			}},
 			{Name: "TeardownOnce", Holds: func(s ConnectionState) bool { return s.Teardowns <= 1 }},
 			{Name: "TornByAnExit", Holds: func(s ConnectionState) bool {
 				torn := s.Conn == "torn"

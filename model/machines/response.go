@@ -116,7 +116,10 @@ func Response(m Mutant) *model.Spec[ResponseState] {
 				})},
 		},
 		Invariants: []model.Invariant[ResponseState]{
-			{Name: "TypeOK", Holds: func(s ResponseState) bool { return s.Next >= 0 && s.Next <= 2 }},
+			{Name: "TypeOK", Holds: func(s ResponseState) bool {
+				return oneOf(s.Conn, "live", "torn") && oneOf(s.Coord, "idle", "active", "terminated") &&
+					oneOf(s.R[0], "none", "live", "ended") && oneOf(s.R[1], "none", "live", "ended") && s.Next >= 0 && s.Next <= 2
+			}},
 			{Name: "AtMostOneLive", Holds: func(s ResponseState) bool { return !(s.R[0] == "live" && s.R[1] == "live") }},
 			{Name: "NoneAfterTeardown", Holds: func(s ResponseState) bool {
 				return s.Coord != "terminated" || (s.Conn == "torn" && !s.live())

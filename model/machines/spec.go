@@ -1,6 +1,10 @@
 package machines
 
-import "github.com/tracecheck/tracecheck/model"
+import (
+	"slices"
+
+	"github.com/tracecheck/tracecheck/model"
+)
 
 // Mutant names a mutant of one machine spec: the spec with one bug made in
 // it, kept to show that its checks catch the bug. The zero value is the
@@ -55,5 +59,9 @@ func set[S any](f func(*S)) func(S, func(S)) {
 }
 
 func str(s string) model.Value { return model.Str(s) }
+
+// oneOf reports whether s is one of the values (a TypeOK conjunct
+// s \in {...}).
+func oneOf(s string, values ...string) bool { return slices.Contains(values, s) }
 
 func num[N ~int8](n N) model.Value { return model.Int(int64(n)) }

@@ -127,7 +127,9 @@ func TTS(m Mutant) *model.Spec[TTSState] {
 		},
 		Invariants: []model.Invariant[TTSState]{
 			{Name: "TypeOK", Holds: func(s TTSState) bool {
-				return s.Buf >= 0 && s.Buf <= 1 && s.Sent >= 0 && s.Sent <= 2 && s.Dones >= 0 && s.Dones <= 2 && s.Joins >= 0 && s.Joins <= 2
+				return oneOf(s.Resp, "live", "complete", "cancelled", "finished") &&
+					oneOf(s.Worker, "running", "returned", "joined") && oneOf(s.Stream, "open", "closed", "cut") &&
+					s.Buf >= 0 && s.Buf <= 1 && s.Sent >= 0 && s.Sent <= 2 && s.Dones >= 0 && s.Dones <= 2 && s.Joins >= 0 && s.Joins <= 2
 			}},
 			{Name: "NoAudioAfterEnd", Holds: func(s TTSState) bool { return !s.Late }},
 			{Name: "CloseOnce", Holds: func(s TTSState) bool { return s.Dones <= 1 }},

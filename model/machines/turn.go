@@ -89,7 +89,9 @@ func Turn(m Mutant) *model.Spec[TurnState] {
 				})},
 		},
 		Invariants: []model.Invariant[TurnState]{
-			{Name: "TypeOK", Holds: func(s TurnState) bool { return s.Silence >= 0 && s.Silence <= 1 }},
+			{Name: "TypeOK", Holds: func(s TurnState) bool {
+				return oneOf(s.Vad, "silent", "speech", "terminated") && s.Silence >= 0 && s.Silence <= 1
+			}},
 			{Name: "TurnIsSpeech", Holds: func(s TurnState) bool { return s.Turn == (s.Vad == "speech") }},
 			{Name: "SilenceInSpeech", Holds: func(s TurnState) bool { return s.Silence == 0 || s.Vad == "speech" }},
 		},

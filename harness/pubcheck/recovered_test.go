@@ -119,3 +119,61 @@ func journalSummary(t *testing.T, path string) *checkpoint.JournalSummary {
 	}
 	return s
 }
+
+// TestRecoverCompletesEmptyJournal: a publisher killed after creating its
+// journal and before its Init receipt leaves an empty journal (or only its
+// header, or part of it), which check calls an input error. Recovery
+// writes what is missing — the header, the Init receipt from run.json —
+// and the ending of a run left in Ready; the journal then checks valid,
+// and a second recovery leaves it alone.
+func TestRecoverCompletesEmptyJournal(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name string
+		keep func(header []byte) []byte
+	}{
+		{"empty", func([]byte) []byte { return nil }},
+		{"header only", func(h []byte) []byte { return h }},
+		{"half a header", func(h []byte) []byte { return h[:len(h)/2] }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pub := t.TempDir()
+			res, err := checkpoint.Publish(ctx, checkpoint.Config{PublishDir: pub, Name: "m", Command: []string{"true", "fail"}, Runner: fakeRunner()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := os.ReadFile(res.Journal)
+			header, _, _ := bytes.Cut(b, []byte("\n"))
+			if err := os.WriteFile(res.Journal, tc.keep(append(header, '\n')), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			reps, err := checkpoint.Recover(ctx, checkpoint.RecoverOptions{PublishDir: pub})
+			if err != nil || len(reps) != 1 {
+				t.Fatalf("recover: %v %+v", err, reps)
+			}
+			if got := strings.Join(reps[0].Appended, ","); reps[0].Outcome != checkpoint.OutcomeNotPublished || got != "Init,ExecutePython,Interrupt" {
+				t.Fatalf("recover: %+v", reps[0])
+			}
+			r, err := pubcheck.CheckJournal(ctx, res.Journal)
+			if err != nil || r.Verdict() != check.Valid {
+				t.Fatalf("after recovery: %v %+v", err, r)
+			}
+			s := journalSummary(t, res.Journal)
+			if s.Spec != "program" || s.Run != res.RunID || s.Name != "m" || s.PublishDir != pub || s.Last != "Interrupted" {
+				t.Errorf("journal: spec %q, run %q, name %q, publish dir %q, ends %s", s.Spec, s.Run, s.Name, s.PublishDir, s.Last)
+			}
+			if d, _ := s.Receipt(checkpoint.ActionInit); d["recovered"] != true || d["run_dir"] != res.RunDir {
+				t.Errorf("Init detail %v", d)
+			}
+			before, _ := os.ReadFile(res.Journal)
+			reps, err = checkpoint.Recover(ctx, checkpoint.RecoverOptions{PublishDir: pub})
+			if err != nil || len(reps) != 1 || len(reps[0].Appended) > 0 {
+				t.Errorf("second recover: %v %+v", err, reps)
+			}
+			if after, _ := os.ReadFile(res.Journal); !bytes.Equal(after, before) {
+				t.Errorf("the second recovery changed the journal")
+			}
+		})
+	}
+}

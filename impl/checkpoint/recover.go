@@ -440,7 +440,10 @@ func (rc *recoverer) run(run string) (rep RunReport) {
 			_ = w.root.SyncDir(path.Dir(w.name))
 		}
 	}
-	rc.completeJournal(&rep, journal)
+	if metaErr != nil {
+		meta = nil
+	}
+	rc.completeJournal(&rep, journal, meta)
 	if metaErr == nil && meta.StagingRoot != "" && !rc.knowsStagingRoot(meta.StagingRoot) {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("the run staged under %s: pass --staging-root %s to remove its leftovers there", meta.StagingRoot, meta.StagingRoot))
 	}
@@ -456,7 +459,7 @@ func (rc *recoverer) run(run string) (rep RunReport) {
 // publisher's own receipts: the journal in the run directory beneath the
 // publish directory, or, with RecoverOptions.Journal, beneath that
 // journal's directory.
-func (rc *recoverer) completeJournal(rep *RunReport, journal *JournalSummary) {
+func (rc *recoverer) completeJournal(rep *RunReport, journal *JournalSummary, meta *runMeta) {
 	if journal == nil || journal.Terminal || rep.Error != "" {
 		return
 	}
@@ -470,7 +473,7 @@ func (rc *recoverer) completeJournal(rep *RunReport, journal *JournalSummary) {
 		defer jr.Close()
 		root, name = jr, filepath.Base(rc.opt.Journal)
 	}
-	actions, err := completeJournal(root, name, rep, rc.opt.Clock)
+	actions, err := completeJournal(root, name, rep, meta, where{rc.pub, runDirName(rep.Run)}.abs(), rc.opt.Clock)
 	if err != nil {
 		rep.Error = joinText(rep.Error, "completing the journal: "+err.Error())
 		return

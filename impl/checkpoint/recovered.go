@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/tracecheck/tracecheck/spec"
 	"github.com/tracecheck/tracecheck/trace"
 )
 
@@ -22,6 +23,14 @@ type RecoveredDetail struct {
 	Reason string `json:"reason"`
 	// Digest is the published checkpoint's digest (AtomicPublication).
 	Digest string `json:"digest,omitempty"`
+}
+
+// recoveredInit is the detail of an Init receipt recovery writes for a
+// run whose publisher died before writing it.
+type recoveredInit struct {
+	InitDetail
+	Recovered bool   `json:"recovered"`
+	Reason    string `json:"reason"`
 }
 
 // recoveryStep is one receipt recovery appends: the action and the phase
@@ -75,8 +84,12 @@ func recoveryEnding(last Phase, outcome Outcome) (steps []recoveryStep, ok bool)
 // last line cut off without its newline (a receipt the publisher was
 // killed while writing) is dropped: the journal is then replaced, as the
 // publisher restores its own journal, by its complete lines and the new
-// receipts. It returns the actions appended.
-func completeJournal(root Root, name string, rep *RunReport, clock Clock) ([]string, error) {
+// receipts. A journal without receipts (the publisher died before its Init
+// receipt) gets the header if it lacks it, an Init receipt written from the
+// run's run.json (meta; nothing if it is unreadable) naming runDir, and the ending of a
+// run left in Ready, when nothing of the run was published. It returns the
+// actions appended.
+func completeJournal(root Root, name string, rep *RunReport, meta *runMeta, runDir string, clock Clock) ([]string, error) {
 	f, err := root.OpenFile(name, os.O_RDWR|os.O_APPEND, 0)
 	if err != nil {
 		return nil, err
@@ -91,10 +104,46 @@ func completeJournal(root Root, name string, rep *RunReport, clock Clock) ([]str
 	if err != nil {
 		return nil, err
 	}
-	if len(s.Events) == 0 || s.Events[0].Action != ActionInit || s.Run != rep.Run || s.Terminal {
+	var buf bytes.Buffer
+	w := trace.NewWriter(&buf)
+	var actions []string
+	var lastEvent trace.Event
+	switch {
+	case len(s.Events) == 0 && meta != nil && (s.Spec == "" || s.Spec == JournalSpec) && rep.Outcome == OutcomeNotPublished:
+		// The publisher died after creating its journal, before its Init
+		// receipt: the run existed (run.json says what it was), nothing
+		// ran. Its Init receipt is written from run.json, then the ending
+		// of a run left in Ready.
+		if s.Spec == "" {
+			h, err := spec.SHA256(spec.ProgramFiles...)
+			if err != nil {
+				return nil, err
+			}
+			if err := w.WriteHeader(trace.Header{Spec: JournalSpec, SpecSHA256: h, Emitter: "tracecheck recover (impl/checkpoint)"}); err != nil {
+				return nil, err
+			}
+		}
+		d, err := detailMap(recoveredInit{
+			InitDetail: InitDetail{Run: rep.Run, Name: meta.Name, PublishDir: meta.PublishDir, StagingDir: meta.Staging,
+				RunDir: runDir, Command: meta.Command},
+			Recovered: true,
+			Reason:    "the publisher died after creating its journal, before writing its Init receipt; recovery wrote it from run.json",
+		})
+		if err != nil {
+			return nil, err
+		}
+		lastEvent = trace.Event{V: trace.Version, Instance: rep.Run, Seq: 0, Action: ActionInit,
+			State: map[string]any{VarPhase: PhaseReady.String(), VarVerified: false, VarPublished: false}, Time: clock.Now().UTC(), Detail: d}
+		if err := w.Emit(lastEvent); err != nil {
+			return nil, err
+		}
+		actions = append(actions, ActionInit)
+		s.Last = PhaseReady.String()
+	case len(s.Events) == 0 || s.Events[0].Action != ActionInit || s.Run != rep.Run || s.Terminal:
 		return nil, nil
+	default:
+		lastEvent = s.Events[len(s.Events)-1]
 	}
-	lastEvent := s.Events[len(s.Events)-1]
 	last, ok := parsePhase(s.Last)
 	if !ok {
 		return nil, fmt.Errorf("the journal's last receipt has phase %q", s.Last)
@@ -105,9 +154,6 @@ func completeJournal(root Root, name string, rep *RunReport, clock Clock) ([]str
 	}
 	verified, _ := lastEvent.State[VarVerified].(bool)
 	published, _ := lastEvent.State[VarPublished].(bool)
-	var buf bytes.Buffer
-	w := trace.NewWriter(&buf)
-	var actions []string
 	for i, st := range steps {
 		if st.to == PhasePublished {
 			published = true

@@ -91,7 +91,6 @@ func hostileStepTimeout() time.Duration {
 // The checkpoint a good program writes, and the tampered model.
 var (
 	hGood   = pubcheck.HostileCheckpoint()
-	hModel  = hGood["model.bin"]
 	hVocab  = hGood["sub/vocab.txt"]
 	hTamper = pubcheck.HostileTamper()
 )

@@ -149,6 +149,12 @@ crash:
 	PUBCHECK_CRASH_N=$(CRASH_N) $(if $(CRASH_SEED),PUBCHECK_CRASH_SEED=$(CRASH_SEED)) \
 		$(GO) test -count=1 -timeout 120m -run '^TestCrashRecovery$$' -v ./harness/pubcheck/
 
+# Crash before every storage operation of a run, each once (deterministic;
+# the test default covers the publish step's 12).
+.PHONY: crash-points
+crash-points:
+	PUBCHECK_CRASH_POINTS=all $(GO) test -count=1 -timeout 30m -run '^TestCrashPoints$$' -v ./harness/pubcheck/
+
 # Publishing a 1 GiB checkpoint (stage + verify + publish) against a plain
 # copy + sha256 of the same data, in one run (figures in docs/publisher.md).
 BENCH_PUBLISH_BYTES ?= 1073741824
@@ -170,6 +176,7 @@ mutants: build
 bench-session:
 	$(GO) test -run '^$$' -bench '^Benchmark(Teardown10k|IdleMemory)$$' -benchtime 3x ./impl/session/
 	$(GO) test -run '^$$' -bench '^Benchmark(TeardownOne|Ops|Tracing|TracedTurn)$$' -benchmem -benchtime 1s ./impl/session/
+	$(GO) test -run '^$$' -bench '^BenchmarkBargeIn1k$$' -benchtime 5x ./impl/session/
 
 # A longer session campaign than `make test`: porcupine with SESSION_OPS
 # operations per goroutine, rapid with 2000 sequences, and every test of

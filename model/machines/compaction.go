@@ -60,6 +60,7 @@ var CompactionSessionActions = map[string][]string{
 	CompactionJobEnds:  {session.CompFinish},
 	CompactionConnTorn: {""},
 	CompactionShutdown: {session.Teardown},
+	Done:               {""},
 }
 
 // Compaction returns the transcription of spec/machines/Compaction.tla, or
@@ -90,6 +91,7 @@ func Compaction(m Mutant) *model.Spec[CompactionState] {
 						s.Jobs = 0
 					}
 				})},
+			done(`comp = "terminated"`, func(s CompactionState) bool { return s.Comp == "terminated" }),
 		},
 		Invariants: []model.Invariant[CompactionState]{
 			{Name: "TypeOK", Holds: func(s CompactionState) bool {
@@ -106,7 +108,6 @@ func Compaction(m Mutant) *model.Spec[CompactionState] {
 				return s.Jobs == want
 			}},
 		},
-		// A trace may end once the coordinator is terminated.
-		Terminal: func(s CompactionState) bool { return s.Comp == "terminated" },
+		CheckDeadlock: true,
 	}
 }

@@ -76,20 +76,21 @@ func (s ConnectionState) Session() session.State {
 var ConnectionSessionActions = map[string][]string{
 	ConnectionClose: {""}, ConnectionDrop: {""}, ConnectionChildPanics: {""},
 	ConnectionTeardownOnClose: {session.Teardown}, ConnectionTeardownOnDrop: {session.Teardown},
-	ConnectionTeardownOnPanic: {session.Teardown},
+	ConnectionTeardownOnPanic: {session.Teardown}, Done: {""},
 }
 
 // Connection returns the transcription of spec/machines/Connection.tla, or
 // of its mutant m.
 func Connection(m Mutant) *model.Spec[ConnectionState] {
+	live := guard[ConnectionState]{`conn = "live"`, func(s ConnectionState) bool { return s.Conn == "live" }}
 	fire := func(name string, p Path) model.Action[ConnectionState] {
 		return model.Action[ConnectionState]{Name: name,
-			Guard: guards(guard[ConnectionState]{`"` + pathNames[bit(p)] + `" \notin exits`,
+			Guard: guards(live, guard[ConnectionState]{`"` + pathNames[bit(p)] + `" \notin exits`,
 				func(s ConnectionState) bool { return s.Exits&p == 0 }}),
 			Next: set(func(s *ConnectionState) { s.Exits |= p })}
 	}
 	teardown := func(name string, p Path) model.Action[ConnectionState] {
-		first := guard[ConnectionState]{`conn = "live"`, func(s ConnectionState) bool { return s.Conn == "live" }}
+		first := live
 		if m == ConnectionTeardownPerExit {
 			first = guard[ConnectionState]{`"` + pathNames[bit(p)] + `" \notin handled`,
 				func(s ConnectionState) bool { return s.Handled&p == 0 }}
@@ -113,6 +114,7 @@ func Connection(m Mutant) *model.Spec[ConnectionState] {
 			teardown(ConnectionTeardownOnClose, PathClose),
 			teardown(ConnectionTeardownOnDrop, PathDrop),
 			teardown(ConnectionTeardownOnPanic, PathPanic),
+			done(`conn = "torn"`, func(s ConnectionState) bool { return s.Conn == "torn" }),
 		},
 		Invariants: []model.Invariant[ConnectionState]{
 			{Name: "TypeOK", Holds: func(s ConnectionState) bool {
@@ -125,9 +127,7 @@ func Connection(m Mutant) *model.Spec[ConnectionState] {
 				return torn == (s.Teardowns > 0) && torn == (s.Handled != 0) && s.Handled&^s.Exits == 0
 			}},
 		},
-		// A trace may end once torn down (exit paths that fire later
-		// change nothing the trace records): see docs/machines.md.
-		Terminal: func(s ConnectionState) bool { return s.Conn == "torn" },
+		CheckDeadlock: true,
 	}
 }
 

@@ -67,6 +67,7 @@ var ResponseSessionActions = map[string][]string{
 	ResponseEnd:      {session.RespFinish},
 	ResponseConnTorn: {""},
 	ResponseShutdown: {session.Teardown},
+	Done:             {""},
 }
 
 // Response returns the transcription of spec/machines/Response.tla, or of
@@ -114,6 +115,7 @@ func Response(m Mutant) *model.Spec[ResponseState] {
 						}
 					}
 				})},
+			done(`coord = "terminated"`, func(s ResponseState) bool { return s.Coord == "terminated" }),
 		},
 		Invariants: []model.Invariant[ResponseState]{
 			{Name: "TypeOK", Holds: func(s ResponseState) bool {
@@ -136,7 +138,6 @@ func Response(m Mutant) *model.Spec[ResponseState] {
 				return true
 			}},
 		},
-		// A trace may end once the coordinator is terminated.
-		Terminal: func(s ResponseState) bool { return s.Coord == "terminated" },
+		CheckDeadlock: true,
 	}
 }

@@ -25,6 +25,18 @@ var Written = Mutant{}
 // String returns the mutant's name ("" for the spec as written).
 func (m Mutant) String() string { return m.Name }
 
+// Done is every machine spec's last action: a self-loop where the
+// machine's work is over, so that a trace may end there (check takes a
+// state whose only enabled action stutters for an end, as Program.tla's
+// Terminated) and TLC's deadlock check holds.
+const Done = "Done"
+
+// done returns the Done action, enabled where over holds (its guard text
+// the spec's words for it).
+func done[S comparable](text string, over func(S) bool) model.Action[S] {
+	return model.Action[S]{Name: Done, Guard: guards(guard[S]{text, over}), Next: func(s S, emit func(S)) { emit(s) }}
+}
+
 // specName names a transcription: "tts", or "tts[cancel-keeps-audio]".
 func specName(machine string, m Mutant) string {
 	if m.Name == "" {

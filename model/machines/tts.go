@@ -66,6 +66,7 @@ var TTSSessionActions = map[string][]string{
 	TTSSend: {""}, TTSPlay: {""}, TTSReturn: {""}, TTSReap: {""},
 	TTSCancel: {session.RespFinish}, TTSFinish: {session.RespFinish}, TTSComplete: {session.RespFinish},
 	TTSClose: {session.RespFinish, ""},
+	Done:     {""},
 }
 
 // TTS returns the transcription of spec/machines/TTS.tla, or of its mutant m.
@@ -124,6 +125,9 @@ func TTS(m Mutant) *model.Spec[TTSState] {
 						s.Dones = 1
 					}
 				})},
+			done(`resp /= "live" /\ worker = "joined" /\ buf = 0`, func(s TTSState) bool {
+				return s.Resp != "live" && s.Worker == "joined" && s.Buf == 0
+			}),
 		},
 		Invariants: []model.Invariant[TTSState]{
 			{Name: "TypeOK", Holds: func(s TTSState) bool {
@@ -135,8 +139,6 @@ func TTS(m Mutant) *model.Spec[TTSState] {
 			{Name: "CloseOnce", Holds: func(s TTSState) bool { return s.Dones <= 1 }},
 			{Name: "JoinOnce", Holds: func(s TTSState) bool { return s.Joins <= 1 }},
 		},
-		// A trace may end once the response has ended and its worker was
-		// joined (a completed response's last chunks may stay unread).
-		Terminal: func(s TTSState) bool { return s.Resp != "live" && s.Worker == "joined" },
+		CheckDeadlock: true,
 	}
 }

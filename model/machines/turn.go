@@ -53,6 +53,7 @@ var TurnSessionActions = map[string][]string{
 	TurnSpeechFrame: {session.VadStart, ""},
 	TurnQuietFrame:  {session.VadStop, ""},
 	TurnAbort:       {session.Teardown},
+	Done:            {""},
 }
 
 // Turn returns the transcription of spec/machines/Turn.tla, or of its
@@ -87,6 +88,7 @@ func Turn(m Mutant) *model.Spec[TurnState] {
 						s.Turn = false
 					}
 				})},
+			done(`vad = "terminated"`, func(s TurnState) bool { return s.Vad == "terminated" }),
 		},
 		Invariants: []model.Invariant[TurnState]{
 			{Name: "TypeOK", Holds: func(s TurnState) bool {
@@ -95,7 +97,6 @@ func Turn(m Mutant) *model.Spec[TurnState] {
 			{Name: "TurnIsSpeech", Holds: func(s TurnState) bool { return s.Turn == (s.Vad == "speech") }},
 			{Name: "SilenceInSpeech", Holds: func(s TurnState) bool { return s.Silence == 0 || s.Vad == "speech" }},
 		},
-		// A trace may end once the detector is stopped.
-		Terminal: func(s TurnState) bool { return s.Vad == "terminated" },
+		CheckDeadlock: true,
 	}
 }

@@ -59,11 +59,17 @@ Shutdown ==
     /\ jobs' = 0
     /\ UNCHANGED conn
 
+\* Terminated: the coordinator's work is over (a trace may end here).
+Done ==
+    /\ comp = "terminated"
+    /\ UNCHANGED vars
+
 Next ==
     \/ Trigger
     \/ JobEnds
     \/ ConnTorn
     \/ Shutdown
+    \/ Done
 
 Spec == Init /\ [][Next]_vars
 

@@ -119,6 +119,14 @@ Close ==
     /\ dones' = 1
     /\ UNCHANGED <<worker, sent, joins, late>>
 
+\* The response has ended, its worker is joined and no chunk is left to
+\* read: the pipeline's work is over (a trace may end here).
+Done ==
+    /\ resp /= "live"
+    /\ worker = "joined"
+    /\ buf = 0
+    /\ UNCHANGED vars
+
 Next ==
     \/ Send
     \/ Play
@@ -128,6 +136,7 @@ Next ==
     \/ Complete
     \/ Reap
     \/ Close
+    \/ Done
 
 Spec == Init /\ [][Next]_vars
 

@@ -54,10 +54,16 @@ Abort ==
     /\ silence' = 0
     /\ turn' = FALSE
 
+\* Stopped: the detector's work is over (a trace may end here).
+Done ==
+    /\ vad = "terminated"
+    /\ UNCHANGED vars
+
 Next ==
     \/ SpeechFrame
     \/ QuietFrame
     \/ Abort
+    \/ Done
 
 Spec == Init /\ [][Next]_vars
 

@@ -1,7 +1,6 @@
 ----------------------------- MODULE Compaction_fire_and_forget -----------------------------
 (***************************************************************************)
-(* MUTANT fire-and-forget: Shutdown leaves the job in flight running *)
-(* (the real M4 gap of seed 001: compaction not joined at teardown).  *)
+(* MUTANT fire-and-forget: Shutdown leaves the job in flight running (the real M4 gap of seed 001: compaction not joined at teardown) *)
 (* M4, history compaction (impl/session/compaction.go and the shutdown of  *)
 (* its coordinator in coord.go), in isolation.                             *)
 (*                                                                         *)
@@ -60,11 +59,17 @@ Shutdown ==
     /\ comp' = "terminated"
     /\ UNCHANGED <<conn, jobs>>
 
+\* Terminated: the coordinator's work is over (a trace may end here).
+Done ==
+    /\ comp = "terminated"
+    /\ UNCHANGED vars
+
 Next ==
     \/ Trigger
     \/ JobEnds
     \/ ConnTorn
     \/ Shutdown
+    \/ Done
 
 Spec == Init /\ [][Next]_vars
 

@@ -11,9 +11,10 @@
 (*            "drop" (the context given to New is cancelled: the           *)
 (*            connection dropped) and "panic" (a child's work panicked or  *)
 (*            its detector failed: Session.fail). Each may fire at any     *)
-(*            time, before or after teardown, and more than once (a second *)
-(*            Close waits for done; fail never blocks): the model records  *)
-(*            that it fired.                                               *)
+(*            time and more than once; the model records that it fired     *)
+(*            while the connection was live. Once torn, a path reaches     *)
+(*            nobody (Close returns at once, fail's send is dropped, the   *)
+(*            context is no longer watched): those firings change nothing. *)
 (* handled    the exit paths the connection goroutine has acted on.        *)
 (* teardowns  the times teardown has run.                                  *)
 (*                                                                         *)
@@ -39,18 +40,21 @@ Init ==
 
 \* Session.Close is called.
 Close ==
+    /\ conn = "live"
     /\ "close" \notin exits
     /\ exits' = exits \cup {"close"}
     /\ UNCHANGED <<conn, handled, teardowns>>
 
 \* The connection drops: the context given to New is cancelled.
 Drop ==
+    /\ conn = "live"
     /\ "drop" \notin exits
     /\ exits' = exits \cup {"drop"}
     /\ UNCHANGED <<conn, handled, teardowns>>
 
 \* A child's work panics (or its detector fails): Session.fail.
 ChildPanics ==
+    /\ conn = "live"
     /\ "panic" \notin exits
     /\ exits' = exits \cup {"panic"}
     /\ UNCHANGED <<conn, handled, teardowns>>
@@ -80,6 +84,11 @@ TeardownOnPanic ==
     /\ teardowns' = teardowns + 1
     /\ UNCHANGED exits
 
+\* Torn down: the connection's work is over (a trace may end here).
+Done ==
+    /\ conn = "torn"
+    /\ UNCHANGED vars
+
 Next ==
     \/ Close
     \/ Drop
@@ -87,6 +96,7 @@ Next ==
     \/ TeardownOnClose
     \/ TeardownOnDrop
     \/ TeardownOnPanic
+    \/ Done
 
 Spec == Init /\ [][Next]_vars
 

@@ -72,11 +72,17 @@ Shutdown ==
     /\ coord' = "terminated"
     /\ UNCHANGED <<conn, r, next>>
 
+\* Terminated: the coordinator's work is over (a trace may end here).
+Done ==
+    /\ coord = "terminated"
+    /\ UNCHANGED vars
+
 Next ==
     \/ Start
     \/ End
     \/ ConnTorn
     \/ Shutdown
+    \/ Done
 
 Spec == Init /\ [][Next]_vars
 

@@ -55,10 +55,16 @@ Abort ==
     /\ silence' = 0
     /\ UNCHANGED turn
 
+\* Stopped: the detector's work is over (a trace may end here).
+Done ==
+    /\ vad = "terminated"
+    /\ UNCHANGED vars
+
 Next ==
     \/ SpeechFrame
     \/ QuietFrame
     \/ Abort
+    \/ Done
 
 Spec == Init /\ [][Next]_vars
 

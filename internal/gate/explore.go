@@ -3,68 +3,48 @@ package gate
 import (
 	"context"
 	"fmt"
+	"strings"
 
+	"github.com/tracecheck/tracecheck/cli"
 	"github.com/tracecheck/tracecheck/internal/bundled"
-	"github.com/tracecheck/tracecheck/model"
-	"github.com/tracecheck/tracecheck/model/program"
-	"github.com/tracecheck/tracecheck/model/session"
+	"github.com/tracecheck/tracecheck/model/machines"
 )
 
-// exploreStage explores both transcriptions (every invariant and property
-// must hold, no deadlock) and every spec mutant (each must break the
-// property it names: the card's mutation experiments, such as deleting
-// the compaction teardown).
+// exploreStage explores every registered transcription (program, session
+// and the five machine specs: every invariant and property must hold, no
+// deadlock) and every spec mutant (each must break the property it names:
+// the card's mutation experiments, such as deleting the compaction
+// teardown), through the library gate's explore stage, the one a team's
+// gate runs; then checks that each machine spec refines session.fizz.
 func exploreStage(ctx context.Context, r *run, s *stage) error {
-	p, err := model.Explore(ctx, program.Spec(), model.Options{})
+	dir, err := r.path("explore")
 	if err != nil {
 		return err
 	}
-	if !p.OK() {
-		s.fail("program: %s is violated", p.Violations[0].Name)
-	}
-	s.figure("program: %d states, %d transitions", p.States(), p.Transitions())
-	q, err := model.Explore(ctx, session.Spec(session.Options{}), model.Options{})
+	res, err := cli.RunGate(ctx, cli.GateConfig{Specs: bundled.Specs()},
+		cli.GateOptions{Root: r.opt.Root, Dir: dir, Stages: []string{cli.StageExplore}})
 	if err != nil {
 		return err
 	}
-	if !q.OK() {
-		s.fail("session: %s is violated", q.Violations[0].Name)
-	}
-	s.figure("session: %d states, %d transitions", q.States(), q.Transitions())
-
-	caught := 0
-	for _, m := range program.Mutants {
-		res, err := model.Explore(ctx, program.MutantSpec(m), model.Options{})
-		if err != nil {
-			return err
-		}
-		if got := firstViolation(res); got != m.Breaks() {
-			s.fail("program mutant %s: want %s violated, got %q", m, m.Breaks(), got)
+	for _, st := range res.Stages {
+		if st.Name != cli.StageExplore {
 			continue
 		}
-		caught++
-	}
-	muts := bundled.SessionMutants()
-	for _, o := range muts {
-		res, err := model.Explore(ctx, session.Spec(o), model.Options{})
-		if err != nil {
-			return err
+		s.figure("%s", st.Figures)
+		for _, f := range st.Failures {
+			s.fail("%s", f)
 		}
-		if got := firstViolation(res); got != "ChildrenDieWithParent" {
-			s.fail("session mutant %s: want ChildrenDieWithParent violated, got %q", o, got)
-			continue
-		}
-		caught++
 	}
-	s.figure("%d/%d spec mutants caught", caught, len(program.Mutants)+len(muts))
+	refs, err := machines.SessionRefinements(ctx)
+	if err != nil {
+		s.fail("refinement: %v", err)
+	}
+	var names []string
+	for _, ref := range refs {
+		names = append(names, ref.Machine)
+	}
+	s.figure("%d/5 machine specs refine session.fizz (%s)", len(refs), strings.Join(names, ", "))
 	return nil
-}
-
-func firstViolation[S comparable](res *model.Result[S]) string {
-	if res.OK() {
-		return ""
-	}
-	return res.Violations[0].Name
 }
 
 // pct is "n/m (p%)".

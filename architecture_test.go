@@ -33,16 +33,18 @@ func TestLayering(t *testing.T) {
 		{mod + "model", []string{mod + "impl", mod + "harness", mod + "trace", mod + "cmd", mod + "check", mod + "conform", mod + "chart"}},
 		// The library (checker, conformance, charts) knows nothing of the
 		// bundled systems: another team's spec uses exactly what ours do.
-		{mod + "check", []string{mod + "impl", mod + "harness", mod + "model/program", mod + "model/session", mod + "cmd"}},
-		{mod + "conform", []string{mod + "impl", mod + "harness", mod + "model/program", mod + "model/session", mod + "cmd"}},
-		{mod + "chart", []string{mod + "impl", mod + "harness", mod + "model/program", mod + "model/session", mod + "cmd"}},
-		{mod + "htmlreport", []string{mod + "impl", mod + "harness", mod + "model/program", mod + "model/session", mod + "cmd", mod + "internal"}},
+		{mod + "check", []string{mod + "impl", mod + "harness", mod + "model/program", mod + "model/session", mod + "model/machines", mod + "cmd"}},
+		{mod + "conform", []string{mod + "impl", mod + "harness", mod + "model/program", mod + "model/session", mod + "model/machines", mod + "cmd"}},
+		{mod + "chart", []string{mod + "impl", mod + "harness", mod + "model/program", mod + "model/session", mod + "model/machines", mod + "cmd"}},
+		{mod + "htmlreport", []string{mod + "impl", mod + "harness", mod + "model/program", mod + "model/session", mod + "model/machines", mod + "cmd", mod + "internal"}},
 		// The command line as a library: a team's own binary registers its
 		// specs with it, and gets no bundled system along.
-		{mod + "cli", []string{mod + "impl", mod + "harness", mod + "model/program", mod + "model/session", mod + "cmd", mod + "internal"}},
+		{mod + "cli", []string{mod + "impl", mod + "harness", mod + "model/program", mod + "model/session", mod + "model/machines", mod + "cmd", mod + "internal"}},
 		// The live monitor is product too; and only it knows NATS and
 		// Prometheus: the format, the checker and the command line do not.
-		{mod + "monitor", []string{mod + "impl", mod + "harness", mod + "model/program", mod + "model/session", mod + "cmd", mod + "internal"}},
+		{mod + "monitor", []string{mod + "impl", mod + "harness", mod + "model/program", mod + "model/session", mod + "model/machines", mod + "cmd", mod + "internal"}},
+		// Mutation experiments run any module's code: they know none of ours.
+		{mod + "mutate", []string{mod + "impl", mod + "harness", mod + "model", mod + "cmd", mod + "internal", mod + "check", mod + "cli"}},
 		{mod + "trace", []string{"github.com/nats-io", "github.com/prometheus"}},
 		{mod + "check", []string{"github.com/nats-io", "github.com/prometheus"}},
 		{mod + "model", []string{"github.com/nats-io", "github.com/prometheus"}},

@@ -76,6 +76,8 @@ type Campaign struct {
 	mu        sync.Mutex
 	coverage  map[string]*coverageOnce
 	deps      map[string]*hashOnce
+	paths     sync.Once
+	redact    *strings.Replacer
 	testRuns  int
 	covRuns   int
 	covTime   time.Duration
@@ -305,6 +307,7 @@ func (c *Campaign) one(ctx context.Context, m Mutant) Result {
 	c.mu.Unlock()
 	r := Run(ctx, m, opt)
 	r.Line, r.Col, r.Operator, r.Change, r.Tests = res.Line, res.Col, res.Operator, res.Change, res.Tests
+	r.Output, r.Error = c.redactPaths(ctx, r.Output), c.redactPaths(ctx, r.Error)
 	switch {
 	case r.Error != "" && strings.Contains(r.Error, ErrNotApplicable.Error()):
 		r.Status = StatusNotApplicable
@@ -319,6 +322,33 @@ func (c *Campaign) one(ctx context.Context, m Mutant) Result {
 		c.store(key, r)
 	}
 	return r
+}
+
+// redactPaths rewrites the paths of this machine in a test's output so
+// that a kill matrix can be kept and compared elsewhere: the module root
+// becomes relative, GOROOT, GOMODCACHE and the home directory are named.
+func (c *Campaign) redactPaths(ctx context.Context, s string) string {
+	c.paths.Do(func() {
+		var pairs []string
+		if root, err := filepath.Abs(c.Root); err == nil {
+			pairs = append(pairs, root+string(filepath.Separator), "")
+		}
+		env := exec.CommandContext(ctx, c.Go, "env", "GOROOT", "GOMODCACHE")
+		env.Dir = c.Root
+		if out, err := env.Output(); err == nil {
+			vals := strings.Split(strings.TrimSpace(string(out)), "\n")
+			for i, name := range []string{"$GOROOT", "$GOMODCACHE"} {
+				if i < len(vals) && strings.TrimSpace(vals[i]) != "" {
+					pairs = append(pairs, strings.TrimSpace(vals[i]), name)
+				}
+			}
+		}
+		if home, err := os.UserHomeDir(); err == nil && home != "/" {
+			pairs = append(pairs, home+string(filepath.Separator), "~/")
+		}
+		c.redact = strings.NewReplacer(pairs...)
+	})
+	return c.redact.Replace(s)
 }
 
 // coverageOf measures (once per campaign, or from the cache) the per-test

@@ -137,6 +137,15 @@ func TestCampaign(t *testing.T) {
 			t.Errorf("%s: not covered, yet took %v", r.Mutant, r.Duration)
 		}
 	}
+	abs, _ := filepath.Abs(fixture)
+	for _, r := range m2.Results {
+		if strings.Contains(r.Output, abs) {
+			t.Errorf("%s: the output names the checkout %s:\n%s", r.Mutant, abs, r.Output)
+		}
+		if r.Mutant == "op/fixture.go:43:2/call-drop" && !strings.Contains(r.Output, "\tfixture.go:") {
+			t.Errorf("%s: the crash's stack names no relative fixture.go:\n%s", r.Mutant, r.Output)
+		}
+	}
 	s := m2.Summary
 	if s.Total != 18 || s.Killed != 13 || s.Survived != 2 || s.NotCovered != 3 || s.Score != 13.0/18 || s.TestRuns != 15 || s.CoverageRuns != 5 {
 		t.Errorf("summary %+v", s)

@@ -243,12 +243,12 @@ func TestDivergenceKindText(t *testing.T) {
 	}{
 		{check.KindGuard, "guard"}, {check.KindState, "state"}, {check.KindInvariant, "invariant"},
 		{check.KindProperty, "property"}, {check.KindInit, "init"}, {check.KindStutter, "stutter"},
-		{check.KindComposite, "composite"}, {check.KindArgs, "args"}, {check.KindDomain, "domain"}, {0, "DivergenceKind(0)"}, {10, "DivergenceKind(10)"},
+		{check.KindComposite, "composite"}, {check.KindArgs, "args"}, {check.KindDomain, "domain"}, {check.KindTiming, "timing"}, {0, "DivergenceKind(0)"}, {11, "DivergenceKind(11)"},
 	} {
 		text, err := tc.kind.MarshalText()
 		var back check.DivergenceKind
 		backErr := back.UnmarshalText(text)
-		valid := tc.kind >= check.KindGuard && tc.kind <= check.KindDomain
+		valid := tc.kind >= check.KindGuard && tc.kind <= check.KindTiming
 		if tc.kind.String() != tc.text || string(text) != tc.text || err != nil || (backErr == nil) != valid || (valid && back != tc.kind) {
 			t.Errorf("%d: String %q, MarshalText %q (%v), read back as %d (%v); want %q", uint8(tc.kind), tc.kind, text, err, uint8(back), backErr, tc.text)
 		}

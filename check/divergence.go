@@ -69,14 +69,15 @@ const (
 	KindComposite                           // a composite step's parts are out of order, or another action comes inside it
 	KindArgs                                // the event's arguments name no step from a candidate, or the event's state is the successor of a step with other arguments
 	KindDomain                              // a variable of the event's state has a value no reachable state of the spec has (a misspelled name, a number out of range)
+	KindTiming                              // the events' times break a timing property (a cli.Monitor's: teardown slower than its join timeout, say)
 )
 
 var kindNames = [...]string{KindGuard: "guard", KindState: "state", KindInvariant: "invariant",
 	KindProperty: "property", KindInit: "init", KindStutter: "stutter", KindComposite: "composite", KindArgs: "args",
-	KindDomain: "domain"}
+	KindDomain: "domain", KindTiming: "timing"}
 
 // String returns "guard", "state", "invariant", "property", "init",
-// "stutter", "composite", "args" or "domain".
+// "stutter", "composite", "args", "domain" or "timing".
 func (k DivergenceKind) String() string { return enumName(kindNames[:], int(k), "DivergenceKind") }
 
 // MarshalText renders the kind as its String.

@@ -434,6 +434,9 @@ type TextStream struct {
 	// Live writes "FILE: VIOLATION (live)" before each violation and
 	// flushes after every line.
 	Live bool
+	// NoReplay leaves out the replay command line of a violation: the
+	// file named is not one replay can read (a projected trace).
+	NoReplay bool
 
 	w           *bufio.Writer
 	file, model string
@@ -473,7 +476,9 @@ func (t *TextStream) Result(res InstanceResult) {
 		fmt.Fprintf(&b, "%s: VIOLATION (live)\n", t.file)
 	}
 	res.writeText(&b)
-	writeReplay(&b, res, t.file, t.model)
+	if !t.NoReplay {
+		writeReplay(&b, res, t.file, t.model)
+	}
 	t.write(b.String())
 	if res.Verdict == Violation || t.Live {
 		t.Flush()

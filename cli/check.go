@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/tracecheck/tracecheck/check"
 	"github.com/tracecheck/tracecheck/conform"
@@ -450,6 +451,9 @@ func (a *app) runCheck(args []string, stdout, stderr io.Writer) int {
 	live := fs.Bool("live", false, "mark each violation as it is seen and flush every line; list no valid instance (text output only)")
 	junit := fs.String("junit", "", "also write the verdicts as JUnit XML to `FILE`: one test suite per trace file, one test case per instance, a violation or incomplete instance a failure with its report")
 	quiet := fs.Bool("q", false, fmt.Sprintf("list no valid instance and only the first %d violating or incomplete ones of each file", quietMax))
+	projections := fs.Bool("projections", false, "also check each trace against the specs its spec projects onto (session: connection, turn, response, compaction, tts), with a report per spec")
+	bounds := boundFlag{}
+	fs.Var(bounds, "bound", "a bound of a timing property, `NAME=DURATION` (repeatable): "+a.boundNames())
 	files, code := a.traceArgs(fs, tf, args, stderr, "no trace given (name files, or - for standard input)", func(n int) bool { return n > 0 })
 	if code >= 0 {
 		return code
@@ -468,7 +472,7 @@ func (a *app) runCheck(args []string, stdout, stderr io.Writer) int {
 		return ExitInput
 	}
 	c := checkRun{app: a, opt: check.Options{Last: *last, MaxLine: *tf.maxLine, Forget: true},
-		stdout: stdout, stderr: stderr, quiet: *quiet, live: *live}
+		stdout: stdout, stderr: stderr, quiet: *quiet, live: *live, projections: *projections, bounds: bounds}
 	if *last == 0 {
 		c.opt.Last = -1
 	}
@@ -506,6 +510,8 @@ type checkRun struct {
 	junitFiles  []*junitFile
 	worst       int
 	errs        []string
+	projections bool                     // --projections
+	bounds      map[string]time.Duration // --bound
 }
 
 func (c *checkRun) fail(err error) {
@@ -562,9 +568,14 @@ func (c *checkRun) file(file, model string, maxITF int64) {
 		}
 		onResult(res)
 	}
+	wait := c.project(&r, name, m)
 	rep, err := m.check(context.Background(), r, name, o)
 	if rep == nil { // only if the spec were unusable
 		rep = &check.Report{File: name, Model: m.name}
+	}
+	proj, perr := wait()
+	if rs != nil {
+		rs.projected, rs.allProjections = proj, c.projections
 	}
 	if e := one.ending(err, file, m); e != nil {
 		if rs != nil {
@@ -574,6 +585,19 @@ func (c *checkRun) file(file, model string, maxITF int64) {
 		}
 	}
 	werr := end(rep, err)
+	if proj != nil && rs == nil && err == nil {
+		if werr == nil {
+			werr = proj.WriteText(c.stdout, name, c.projections)
+		}
+		if perr != nil {
+			fmt.Fprintf(c.stderr, "tracecheck check: %s: projections: %v\n", name, perr)
+		}
+	}
+	if proj != nil && err == nil {
+		if v := verdictCode(proj.Worst()); severity(v) > severity(c.worst) {
+			c.worst = v
+		}
+	}
 	if err != nil {
 		if jf != nil {
 			jf.inputError(m.inputHint(err))
@@ -704,6 +728,10 @@ type jsonReport struct {
 	listed    int
 	notListed int
 	ends      *fileEnding // a file of one instance: how it ends
+	// projected is what the spec's projections and monitors found;
+	// allProjections says that --projections asked for them.
+	projected      *Projected
+	allProjections bool
 }
 
 const jsonIndent = "    " // a report's indentation
@@ -771,6 +799,9 @@ func (r *jsonReport) end(rep *check.Report, err error) error {
 	}
 	if rep.Ambiguous > 0 {
 		s.field(in, "ambiguous_steps", rep.Ambiguous)
+	}
+	if r.projected != nil && err == nil {
+		r.projected.writeJSON(s, in, r.allProjections)
 	}
 	if err != nil {
 		s.field(in, "error", err.Error())

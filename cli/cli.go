@@ -56,6 +56,14 @@ type Spec struct {
 	// NAME", from the journal's Init receipt). check prints it next to the
 	// instance's ID when it says how a one-instance file ends.
 	Describe func(init trace.Event) string
+	// Projections check the spec's traces against other registered specs
+	// at once (check --projections): a composition spec's trace projected
+	// onto each of its machines' specs ([Projection]).
+	Projections []Projection
+	// Monitors check properties the spec cannot state, timing say, over
+	// its traces' timestamped events; check runs them on every trace of
+	// the spec ([Monitor]).
+	Monitors []Monitor
 }
 
 // Mutant is a variant of a spec with a known bug, kept to show that the

@@ -186,6 +186,7 @@ func runSessionDemo(args []string, stdout, stderr io.Writer) int {
 	if cov, err := check.CoverageOf(context.Background(), sessioncheck.Spec(false), crep); err == nil {
 		fmt.Fprintf(summary, "coverage of spec/session.fizz: exercised %d/%d transitions\n", cov.Exercised, cov.Total)
 	}
+	projViolation := writeProjections(context.Background(), summary, stderr, buf.Bytes(), *out)
 	if n := sink.Late(); n > 0 {
 		fmt.Fprintf(summary, "%d event(s) emitted after their session closed, by goroutines that outlived it, were dropped\n", n)
 	}
@@ -203,7 +204,7 @@ func runSessionDemo(args []string, stdout, stderr io.Writer) int {
 	if failed > 0 {
 		fmt.Fprintf(summary, "%d session(s) did what the workload did not cause (see above)\n", failed)
 	}
-	if crep.Verdict() != check.Valid || failed > 0 {
+	if crep.Verdict() != check.Valid || failed > 0 || projViolation {
 		return exitViolation
 	}
 	return exitOK
@@ -238,4 +239,86 @@ func writeMixFigures(w io.Writer, rep session.DemoReport, seed int64) {
 		rep.HangUps, rep.Drops, rep.Panics, rep.PanicsBy["vad"], rep.PanicsBy["tts"], rep.PanicsBy["compaction"])
 	fmt.Fprintf(w, "barge-in: %d responses interrupted by the user's speech; audio chunks received after their response was canceled, preempted or torn down: %d; sent by a TTS pipeline whose response was already canceled: %d (both must be 0: an ended response's buffered audio is discarded)\n",
 		rep.Interrupted, rep.LateAudio, rep.SentAfterCancel)
+}
+
+// writeProjections checks the trace against each machine spec M1–M5 (the
+// session spec's projections) and its timing, and writes a line per spec
+// (verdict, coverage of its transitions and what was not exercised) and
+// the timing figures. It reports whether any was not valid.
+func writeProjections(ctx context.Context, w, stderr io.Writer, data []byte, name string) (bad bool) {
+	specs := bundled.Specs()
+	src := bundled.Session()
+	proj, err := cli.CheckProjections(ctx, specs, &src, bytes.NewReader(data), name, check.Options{}, nil, false)
+	if err != nil {
+		fmt.Fprintf(stderr, "tracecheck session-demo: projecting the trace: %v\n", err)
+		return true
+	}
+	covs, err := cli.Coverage(ctx, proj)
+	if err != nil {
+		fmt.Fprintf(stderr, "tracecheck session-demo: %v\n", err)
+	}
+	for i, r := range proj.Reports {
+		if r.Err != nil || r.Report == nil {
+			fmt.Fprintf(w, "check of the projection onto %s: input error: %v\n", r.Projection.Spec, r.Err)
+			bad = true
+			continue
+		}
+		rep := r.Report
+		fmt.Fprintf(w, "projected onto %s: %v (%d valid, %d violation, %d incomplete)", r.Projection.Spec, rep.Verdict(),
+			rep.Count(check.Valid), rep.Count(check.Violation), rep.Count(check.Incomplete))
+		if rep.Verdict() != check.Valid {
+			bad = true
+		}
+		if i < len(covs) {
+			c := covs[i]
+			fmt.Fprintf(w, "; coverage %d/%d transitions", c.Coverage.RequiredExercised, c.Coverage.Required)
+			if len(c.Coverage.NotRequired) > 0 {
+				fmt.Fprintf(w, " (%d final-state stutters not required)", len(c.Coverage.NotRequired))
+			}
+			if m := c.Missing(); len(m) > 0 {
+				fmt.Fprintf(w, "; not exercised: %s", byAction(m))
+			}
+		}
+		fmt.Fprintln(w)
+		for _, in := range rep.Instances {
+			if in.Divergence != nil {
+				fmt.Fprintf(w, "  %s: %s: %s\n", in.Instance, in.Divergence.Action, in.Divergence.Reason)
+				break
+			}
+		}
+	}
+	for _, m := range proj.Monitors {
+		if m.Timed == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "%s: %v (%d sessions timed)\n", m.Monitor.Name, m.Verdict(), m.Timed)
+		for _, f := range m.Figures {
+			fmt.Fprintf(w, "  %s\n", f)
+		}
+		for _, v := range m.Violations {
+			fmt.Fprintf(w, "  %s: %s\n", v.Instance, v.Reason)
+			bad = true
+		}
+	}
+	return bad
+}
+
+// byAction summarises transitions ("FROM -ACTION-> TO") by action:
+// "Close 3, Drop 2".
+func byAction(edges []string) string {
+	counts := map[string]int{}
+	var order []string
+	for _, e := range edges {
+		_, rest, _ := strings.Cut(e, " -")
+		act, _, _ := strings.Cut(rest, "-> ")
+		if counts[act] == 0 {
+			order = append(order, act)
+		}
+		counts[act]++
+	}
+	parts := make([]string, len(order))
+	for i, a := range order {
+		parts[i] = fmt.Sprintf("%s %d", a, counts[a])
+	}
+	return strings.Join(parts, ", ")
 }

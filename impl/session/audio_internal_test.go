@@ -71,7 +71,7 @@ func TestAudioOutCut(t *testing.T) {
 		}
 	}
 	t.Run("cut discards and closes, once", func(t *testing.T) {
-		a := newAudioOut(4)
+		a := newAudioOut(4, time.Now)
 		fill(&a, 3)
 		if got := a.cut(); got != 3 {
 			t.Fatalf("first cut discarded %d chunks, want 3", got)
@@ -88,7 +88,7 @@ func TestAudioOutCut(t *testing.T) {
 		a.close() // the pipeline returning afterwards: no double close
 	})
 	t.Run("cut releases a send blocked on a full stream", func(t *testing.T) {
-		a := newAudioOut(1)
+		a := newAudioOut(1, time.Now)
 		fill(&a, 1)
 		var wg sync.WaitGroup
 		var err error
@@ -107,7 +107,7 @@ func TestAudioOutCut(t *testing.T) {
 		}
 	})
 	t.Run("close keeps the tail; a later cut discards it", func(t *testing.T) {
-		a := newAudioOut(4)
+		a := newAudioOut(4, time.Now)
 		fill(&a, 2)
 		a.close()
 		a.close()
@@ -122,7 +122,7 @@ func TestAudioOutCut(t *testing.T) {
 		}
 	})
 	t.Run("heard text follows the acknowledgements", func(t *testing.T) {
-		a := newAudioOut(4)
+		a := newAudioOut(4, time.Now)
 		for _, w := range []string{"one ", "two ", "three "} {
 			if err := a.send(ctx, []byte(w)); err != nil {
 				t.Fatal(err)

@@ -54,6 +54,12 @@ type Config struct {
 	// JoinTimeout bounds how long teardown waits for all children to
 	// stop. Default 2s. Must be > 0.
 	JoinTimeout time.Duration
+	// Clock gives the time of each trace event ("time",
+	// docs/trace-format.md), of a teardown's start and of a response's
+	// last audio chunk, as the trace reports them; timing properties
+	// (tracecheck check) are checked on them. Default time.Now. Deadlines
+	// (JoinTimeout) and pacing use the real time.
+	Clock func() time.Time
 }
 
 // Barge-in settings of Config.BargeInMinSpeech.
@@ -69,6 +75,9 @@ const (
 func (c Config) withDefaults() (Config, error) {
 	if c.Instance == "" {
 		c.Instance = "session"
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
 	}
 	if c.Sink == trace.Discard {
 		c.Sink = nil

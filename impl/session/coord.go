@@ -61,6 +61,10 @@ type event struct {
 	cause     string   // RespFinish: why the response ended; Teardown: why the session did
 	err       error    // the work's error
 	abandoned []string // Teardown: the children abandoned
+	// For the machine specs' projections (docs/trace-format.md, "One
+	// trace, every spec"); set only when tracing is on.
+	audio map[string]any // the audio stream of the response the event ends (or whose pipeline returned)
+	extra map[string]any // more detail: Init's configuration, Teardown's exit path and start, the VAD's frame counts
 }
 
 // task is the work a worker runs (a response's TTS pipeline, a compaction
@@ -92,6 +96,11 @@ type worker struct {
 	// (a response's stream is then cut), err is the error its caller sees.
 	halt   func(cut bool, err error)
 	halted bool
+	// audit, if set, describes the work's output for the trace (a
+	// response's audio stream), read from its real state; ended says
+	// that the coordinator ended the work before it returned (its output
+	// must then hold nothing more for a reader).
+	audit func(ended bool) map[string]any
 }
 
 func newWorker(id uint64, t task) worker {
@@ -262,6 +271,7 @@ func (c *coord[S, In, R]) serve(in In) (R, error) {
 		o.reply, w = c.spawn(o.start, in, next)
 	}
 	c.halt(o.end, o.endErr, true)
+	c.audit(o.end, true, &o.ev)
 	c.commit(next, o.ev)
 	c.end(o.end, o.endErr)
 	if w != nil {
@@ -275,6 +285,7 @@ func (c *coord[S, In, R]) exited(ex exit) {
 	c.stutter(ex.id)
 	next, o := c.ended(c.state, ex)
 	c.halt(o.end, o.endErr, false)
+	c.audit(o.end, false, &o.ev)
 	c.commit(next, o.ev)
 	c.end(o.end, o.endErr)
 	delete(c.live, ex.id)
@@ -306,7 +317,17 @@ func (c *coord[S, In, R]) commit(next S, ev event) {
 // has one: a commit that changes nothing.
 func (c *coord[S, In, R]) stutter(id uint64) {
 	if c.joined != nil {
-		c.commit(c.state, c.joined(id))
+		ev := c.joined(id)
+		c.audit(id, c.live[id] != nil && c.live[id].ended, &ev)
+		c.commit(c.state, ev)
+	}
+}
+
+// audit adds to ev, when tracing is on, what worker id's audit says of
+// its output (id 0: none); ended as for worker.audit.
+func (c *coord[S, In, R]) audit(id uint64, ended bool, ev *event) {
+	if w := c.live[id]; id != 0 && w != nil && w.audit != nil && c.s.tr != nil && ev.action != "" {
+		ev.audio = w.audit(ended)
 	}
 }
 

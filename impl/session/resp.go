@@ -209,8 +209,9 @@ func newResp(s *Session) respCoord {
 
 // spawn makes response id and its TTS pipeline.
 func (c respCoord) spawn(id uint64, in respIn, _ respCore) (*Response, *worker) {
-	r := &Response{out: newAudioOut(c.s.cfg.AudioBuffer)}
+	r := &Response{out: newAudioOut(c.s.cfg.AudioBuffer, c.s.cfg.Clock)}
 	r.worker = newWorker(id, &pipeline{cfg: &c.s.cfg, resp: r, prompt: in.prompt})
 	r.worker.halt = func(cut bool, err error) { r.halt(c.s, cut, err) }
+	r.worker.audit = r.out.audit
 	return r, &r.worker
 }

@@ -84,11 +84,16 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	s := &Session{cfg: cfg, tr: newTracer(cfg.Sink, cfg.Instance),
+	s := &Session{cfg: cfg, tr: newTracer(cfg.Sink, cfg.Instance, cfg.Clock),
 		close: make(chan struct{}), failc: make(chan error, 1),
 		kill: make(chan struct{}), done: make(chan struct{})}
 	s.vad, s.resp, s.comp = newVAD(s), newResp(s), newComp(s)
-	s.emitWhole(event{action: trace.InitAction})
+	init := event{action: trace.InitAction}
+	if s.tr != nil {
+		init.extra = map[string]any{"join_timeout": cfg.JoinTimeout.String(), "silence_frames": cfg.SilenceFrames,
+			"barge_in_min_speech": cfg.BargeInMinSpeech.String()}
+	}
+	s.emitWhole(init)
 	go s.vad.run()
 	go s.resp.run()
 	go s.comp.run()
@@ -128,26 +133,31 @@ func (s *Session) fail(err error) {
 // run is the connection coordinator's goroutine.
 func (s *Session) run(ctx context.Context) {
 	var cause error
+	exit := "close"
 	select {
 	case <-s.close:
 	case err := <-s.failc:
-		cause = err
+		cause, exit = err, "panic"
 	case <-ctx.Done():
-		cause = fmt.Errorf("%w: %w", ErrConnectionDropped, context.Cause(ctx))
+		cause, exit = fmt.Errorf("%w: %w", ErrConnectionDropped, context.Cause(ctx)), "drop"
 	}
-	s.teardown(cause)
+	s.teardown(cause, exit)
 }
 
 // teardown stops and joins VAD, shuts down the response coordinator and
 // cancels and joins compaction, all by one deadline, then emits the spec's
 // Teardown as one step with the state each child ended in.
-func (s *Session) teardown(cause error) {
-	start := time.Now()
+// exit names the exit path that fired ("close", "drop", "panic": M1's).
+func (s *Session) teardown(cause error, exit string) {
+	start, began := time.Now(), s.cfg.Clock()
 	s.conn.Store(int32(ConnTorn))
 	abandoned := s.stopChildren(start.Add(s.cfg.JoinTimeout))
 	ev := event{action: ActTeardown, abandoned: abandoned}
 	if cause != nil && s.tr != nil {
 		ev.cause = cause.Error()
+	}
+	if s.tr != nil {
+		ev.extra = map[string]any{"exit": exit, "began": began.UTC().Format(time.RFC3339Nano)}
 	}
 	final := s.emitWhole(ev)
 	close(s.kill)

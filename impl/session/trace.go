@@ -2,8 +2,10 @@ package session
 
 import (
 	"fmt"
+	"maps"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/tracecheck/tracecheck/trace"
 )
@@ -41,33 +43,40 @@ type tracer struct {
 	mu       sync.Mutex
 	sink     trace.Sink
 	instance string
+	clock    func() time.Time
 	seq      uint64
 	errs     atomic.Int64
 }
 
-func newTracer(sink trace.Sink, instance string) *tracer {
+func newTracer(sink trace.Sink, instance string, clock func() time.Time) *tracer {
 	if sink == nil {
 		return nil
 	}
-	return &tracer{sink: sink, instance: instance}
+	return &tracer{sink: sink, instance: instance, clock: clock}
 }
 
 // emitLocked emits ev, a step or a stutter, with state, the variables
 // read from the real state of whoever committed it; the caller holds t.mu.
 func (t *tracer) emitLocked(ev event, state map[string]any) {
-	e := trace.Event{V: trace.Version, Instance: t.instance, Seq: t.seq, Action: ev.action, State: state, Detail: ev.detail(), Stutter: ev.stutter}
+	e := trace.Event{V: trace.Version, Instance: t.instance, Seq: t.seq, Action: ev.action, State: state, Detail: ev.detail(), Stutter: ev.stutter,
+		Time: t.clock().UTC()}
 	t.seq++
 	if err := t.sink.Emit(e); err != nil {
 		t.errs.Add(1)
 	}
 }
 
-// detail is the event's detail map; Init has none.
+// detail is the event's detail map; Init's has only the configuration
+// (ev.extra).
 func (ev event) detail() map[string]any {
 	if ev.action == trace.InitAction {
-		return nil
+		return ev.extra
 	}
 	d := map[string]any{}
+	maps.Copy(d, ev.extra)
+	if ev.audio != nil {
+		d["audio"] = ev.audio
+	}
 	if ev.key != "" {
 		d[ev.key] = ev.id
 	}

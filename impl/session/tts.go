@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // pipeline is one response's work: the generator's text, piece by piece,
@@ -59,9 +60,12 @@ type audioOut struct {
 	cutOff  bool       // the stream was cut
 	closed  bool       // ch is closed
 	sent    int64      // bytes sent
+	chunks  int        // chunks sent
+	last    time.Time  // when the last chunk was sent
 	dropped int        // chunks cut discarded
 	pieces  []piece    // the text synthesized in full, with where its audio ends
 	played  atomic.Int64
+	clock   func() time.Time
 }
 
 // piece is one piece of a response's text whose audio was sent in full, and
@@ -71,8 +75,8 @@ type piece struct {
 	end  int64
 }
 
-func newAudioOut(buffer int) audioOut {
-	return audioOut{ch: make(chan []byte, buffer), stop: make(chan struct{})}
+func newAudioOut(buffer int, clock func() time.Time) audioOut {
+	return audioOut{ch: make(chan []byte, buffer), stop: make(chan struct{}), clock: clock}
 }
 
 // send puts chunk on the stream, waiting for room (back-pressure), unless
@@ -86,6 +90,8 @@ func (a *audioOut) send(ctx context.Context, chunk []byte) error {
 	select {
 	case a.ch <- chunk:
 		a.sent += int64(len(chunk))
+		a.chunks++
+		a.last = a.clock()
 		return nil
 	case <-a.stop:
 		return errCut
@@ -143,6 +149,29 @@ func (a *audioOut) close() {
 		a.closed = true
 		close(a.ch)
 	}
+}
+
+// audit describes the stream for the trace, from its real state: the
+// chunks sent, whether it was cut, and when its last chunk was sent; once
+// cut, or when ended says that its response was ended before its
+// pipeline returned, the chunks the cut discarded and those still
+// readable (buffered: 0, since an ended response's stream holds no stale
+// chunk). The backlog of a stream that ends with its pipeline is the
+// reader's business, and not reported.
+func (a *audioOut) audit(ended bool) map[string]any {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	d := map[string]any{"sent": a.chunks, "cut": a.cutOff}
+	if a.cutOff || ended {
+		d["dropped"], d["buffered"] = a.dropped, len(a.ch)
+	}
+	if ended {
+		d["ended"] = true
+	}
+	if !a.last.IsZero() {
+		d["last"] = a.last.UTC().Format(time.RFC3339Nano)
+	}
+	return d
 }
 
 // text is the text whose audio was sent in full; with heard set, only the

@@ -58,6 +58,11 @@ type vadCore struct {
 	rate      int
 	speech    time.Duration
 	barged    bool
+	// For the trace (M2's projection): quiet frames heard while silent
+	// since the last turn, and, in the turn in progress, speech frames
+	// heard in speech with no silence before them (held) and after some
+	// (resumed).
+	idle, held, resumed int
 }
 
 // frameIn is one audio frame: the caller's PCM and, once the detector has
@@ -78,7 +83,14 @@ func (c vadCore) step(in frameIn) (vadCore, out[TurnEvent]) {
 	case c.state == VADSilent && in.speech:
 		c.state, c.silence, kind = VADSpeech, 0, TurnStarted
 		c.speech, c.barged = 0, false
+	case c.state == VADSilent:
+		c.idle++
 	case c.state == VADSpeech && in.speech:
+		if c.silence > 0 {
+			c.resumed++
+		} else {
+			c.held++
+		}
 		c.silence = 0
 	case c.state == VADSpeech:
 		c.silence++
@@ -95,10 +107,12 @@ func (c vadCore) step(in frameIn) (vadCore, out[TurnEvent]) {
 	}
 	o := out[TurnEvent]{reply: TurnEvent{Kind: kind, Frame: c.frames, BargeIn: barge}}
 	if kind != TurnNone {
-		o.ev = event{action: ActVadStart, key: "frame", id: c.frames}
+		o.ev = event{action: ActVadStart, key: "frame", id: c.frames, extra: map[string]any{"quiet": c.idle}}
 		if kind == TurnStopped {
 			o.ev.action = ActVadStop
+			o.ev.extra = map[string]any{"held": c.held, "resumed": c.resumed}
 		}
+		c.idle, c.held, c.resumed = 0, 0, 0
 	}
 	return c, o
 }

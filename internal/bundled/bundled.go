@@ -154,6 +154,10 @@ func Session() cli.Spec {
 		Files:  []string{"spec/session.fizz"},
 		SHA256: hash(spec.SessionFiles),
 		Model:  m,
+		// One trace, every spec: a session trace projected onto M1–M5,
+		// and its timing (docs/trace-format.md).
+		Projections: SessionProjections(),
+		Monitors:    []cli.Monitor{SessionTiming()},
 	}
 	for _, m := range sessionMutants {
 		s.Mutants = append(s.Mutants, cli.Mutant{Name: m.opt.String(), Doc: m.doc, Breaks: "ChildrenDieWithParent",

@@ -59,8 +59,9 @@ exercise the mutated ones (a harness): their tests are measured and
 selected too.
 
 Mutants run -j at a time. A result is cached under --cache (default: the
-user cache directory) keyed by the sha256 of the mutated file, the module's
-Go files and the tests run, so an unchanged mutant is not run again.
+user cache directory) keyed by the sha256 of the mutated file, of what the
+tests depend on in the module (Go files, embedded files, testdata) and of
+the tests run, so an unchanged mutant is not run again.
 --shard i/n runs a CI shard's share; --merge combines the shards' --json
 files. --equivalents FILE names mutants judged equivalent, a line each:
 NAME REASON; they are not run and are left out of the score. --gate uses

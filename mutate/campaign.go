@@ -518,26 +518,34 @@ func DefaultCacheDir() (string, error) {
 	return filepath.Join(d, "tracecheck", "mutate"), nil
 }
 
-// DepsHash is the sha256 of the Go files (names and contents) of the main
-// module's packages that pkgs and their tests depend on, as go list -deps
-// -test names them, and of the module's go.mod and go.sum. opt's Root and
-// Go apply.
+// DepsHash is the sha256 of what the tests of pkgs depend on in the main
+// module, as go list -deps -test names the packages: their Go files, their
+// embedded files and their testdata trees, with the module's go.mod and
+// go.sum (names and contents). opt's Root and Go apply.
 func DepsHash(ctx context.Context, opt Options, pkgs ...string) (string, error) {
 	opt.fill()
-	args := append([]string{"list", "-deps", "-test", "-f", "{{if .Module}}{{if .Module.Main}}{{.Dir}}{{end}}{{end}}"}, pkgs...)
+	const format = "{{if .Module}}{{if .Module.Main}}{{.Dir}}" +
+		"{{range .EmbedFiles}}\t{{.}}{{end}}{{range .TestEmbedFiles}}\t{{.}}{{end}}{{range .XTestEmbedFiles}}\t{{.}}{{end}}{{end}}{{end}}"
+	args := append([]string{"list", "-deps", "-test", "-f", format}, pkgs...)
 	cmd := exec.CommandContext(ctx, opt.Go, args...)
 	cmd.Dir = opt.Root
 	out, err := cmd.Output()
 	if err != nil {
 		return "", fmt.Errorf("mutate: go list -deps %v: %w", pkgs, withStderr(err))
 	}
+	set := map[string]bool{}
 	dirs := map[string]bool{}
-	for _, d := range strings.Split(string(out), "\n") {
-		if d = strings.TrimSpace(d); d != "" {
-			dirs[d] = true
+	for _, line := range strings.Split(string(out), "\n") {
+		fields := strings.Split(strings.TrimSpace(line), "\t")
+		d := fields[0]
+		if d == "" {
+			continue
+		}
+		dirs[d] = true
+		for _, e := range fields[1:] {
+			set[filepath.Join(d, filepath.FromSlash(e))] = true
 		}
 	}
-	var files []string
 	for d := range dirs {
 		ents, err := os.ReadDir(d)
 		if err != nil {
@@ -545,9 +553,29 @@ func DepsHash(ctx context.Context, opt Options, pkgs ...string) (string, error) 
 		}
 		for _, e := range ents {
 			if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".go") {
-				files = append(files, filepath.Join(d, e.Name()))
+				set[filepath.Join(d, e.Name())] = true
 			}
 		}
+		td := filepath.Join(d, "testdata")
+		err = filepath.WalkDir(td, func(p string, e fs.DirEntry, err error) error {
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) && p == td {
+					return nil
+				}
+				return err
+			}
+			if e.Type().IsRegular() {
+				set[p] = true
+			}
+			return nil
+		})
+		if err != nil {
+			return "", fmt.Errorf("mutate: hashing the dependencies: %w", err)
+		}
+	}
+	files := make([]string, 0, len(set))
+	for f := range set {
+		files = append(files, f)
 	}
 	root, err := filepath.Abs(opt.Root)
 	if err != nil {
@@ -557,7 +585,7 @@ func DepsHash(ctx context.Context, opt Options, pkgs ...string) (string, error) 
 	files = append(files, filepath.Join(root, "go.mod"), filepath.Join(root, "go.sum"))
 	h := sha256.New()
 	for _, f := range files {
-		b, err := readBounded(f, 64<<20)
+		b, err := readBounded(f, 256<<20)
 		if errors.Is(err, fs.ErrNotExist) && filepath.Dir(f) == root {
 			continue // no go.sum
 		}

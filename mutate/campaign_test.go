@@ -320,7 +320,7 @@ op/fixture.go:16:7/boundary  x == hi returns hi, which is x
 		}
 	})
 
-	t.Run("the cache key takes in the tests' dependencies only", func(t *testing.T) {
+	t.Run("the cache key takes in the tests' dependencies and testdata only", func(t *testing.T) {
 		// A copy of the fixture, to edit.
 		root := t.TempDir()
 		for _, f := range []string{"go.mod", "fixture.go", "fixture_test.go", "other/other.go", "other/other_test.go"} {
@@ -367,6 +367,15 @@ op/fixture.go:16:7/boundary  x == hi returns hi, which is x
 		edit("fixture_test.go")
 		if n := runs(); n != 1 {
 			t.Errorf("after an edit of the tests: %d go test runs, want 1", n)
+		}
+		if err := os.MkdirAll(filepath.Join(root, "testdata"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, "testdata", "input"), []byte("a test input"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if n := runs(); n != 1 {
+			t.Errorf("after a new testdata file: %d go test runs, want 1", n)
 		}
 	})
 

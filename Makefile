@@ -204,3 +204,17 @@ TLC_DIFF ?= 100
 tlc-diff:
 	@test -n "$(TLA2TOOLS)" || { echo "make tlc-diff: TLA2TOOLS (path to tla2tools.jar) is not set; nothing was run" >&2; exit 2; }
 	TLC_DIFF=$(TLC_DIFF) $(GO) test -count=1 -timeout 60m -run '^TestTLCDifferential$$' -v ./harness/tlccross/
+
+# Operator mutants (go/ast, type-checked; each runs only the tests covering
+# it) and the kill matrices in docs/mutation/ (docs/mutation.md).
+OPERATOR_SHARD ?= 1/20
+.PHONY: operator-mutants bench-mutants
+operator-mutants: build
+	$(BIN) mutate --operators ./impl/checkpoint --tests ./harness/pubcheck --shard $(OPERATOR_SHARD) -j 2 --equivalents docs/mutation/equivalents.txt --min-score 0 --title "Operator mutants of impl/checkpoint, shard $(OPERATOR_SHARD), its own tests and harness/pubcheck's" --json docs/mutation/matrix.json --markdown docs/mutation/matrix.md
+	$(BIN) mutate --operators ./model -j 2 --equivalents docs/mutation/equivalents.txt --min-score 0 --title "Operator mutants of model/" --json docs/mutation/model.json --markdown docs/mutation/model.md
+
+# Coverage selection against the whole suite on one sample (figures in
+# docs/mutation.md).
+bench-mutants: build
+	$(BIN) mutate --operators ./impl/checkpoint --shard 1/100 -j 2 --no-cache --min-score 0 --json /dev/null
+	$(BIN) mutate --operators ./impl/checkpoint --shard 1/100 -j 2 --no-cache --no-select --min-score 0 --json /dev/null

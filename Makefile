@@ -210,11 +210,11 @@ tlc-diff:
 OPERATOR_SHARD ?= 1/20
 .PHONY: operator-mutants bench-mutants
 operator-mutants: build
-	$(BIN) mutate --operators ./impl/checkpoint --tests ./harness/pubcheck --shard $(OPERATOR_SHARD) -j 2 --equivalents docs/mutation/equivalents.txt --min-score 0 --title "Operator mutants of impl/checkpoint, shard $(OPERATOR_SHARD), its own tests and harness/pubcheck's" --json docs/mutation/matrix.json --markdown docs/mutation/matrix.md
-	$(BIN) mutate --operators ./model -j 2 --equivalents docs/mutation/equivalents.txt --min-score 0 --title "Operator mutants of model/" --json docs/mutation/model.json --markdown docs/mutation/model.md
+	$(BIN) mutate --operators ./impl/checkpoint --tests ./harness/pubcheck --shard $(OPERATOR_SHARD) -j 2 --equivalents docs/mutation/equivalents.txt --min-score 0 --title "Operator mutants of impl/checkpoint, shard $(OPERATOR_SHARD), its own tests and harness/pubcheck's" --json-file docs/mutation/matrix.json --markdown docs/mutation/matrix.md
+	$(BIN) mutate --operators ./model -j 2 --equivalents docs/mutation/equivalents.txt --min-score 0 --title "Operator mutants of model/" --json-file docs/mutation/model.json --markdown docs/mutation/model.md
 
 # Coverage selection against the whole suite on one sample (figures in
 # docs/mutation.md).
 bench-mutants: build
-	$(BIN) mutate --operators ./impl/checkpoint --shard 1/100 -j 2 --no-cache --min-score 0 --json /dev/null
-	$(BIN) mutate --operators ./impl/checkpoint --shard 1/100 -j 2 --no-cache --no-select --min-score 0 --json /dev/null
+	$(BIN) mutate --operators ./impl/checkpoint --shard 1/100 -j 2 --no-cache --min-score 0 --json-file /dev/null
+	$(BIN) mutate --operators ./impl/checkpoint --shard 1/100 -j 2 --no-cache --no-select --min-score 0 --json-file /dev/null

@@ -33,7 +33,7 @@ type MutateConfig struct {
 
 const mutateSynopsis = `[flags] [PATTERN...]
        tracecheck mutate --operators [flags] PACKAGE...
-       tracecheck mutate --merge [--json FILE] [--markdown FILE] SHARD.json...
+       tracecheck mutate --merge [--json-file FILE] [--markdown FILE] SHARD.json...
 
 Runs code mutants: each is a bug made in the real source (one small rewrite
 of one file) that the test suite must catch. Each is applied only through
@@ -62,8 +62,9 @@ Mutants run -j at a time. A result is cached under --cache (default: the
 user cache directory) keyed by the sha256 of the mutated file, of what the
 tests depend on in the module (Go files, embedded files, testdata) and of
 the tests run, so an unchanged mutant is not run again.
---shard i/n runs a CI shard's share; --merge combines the shards' --json
-files. --equivalents FILE names mutants judged equivalent, a line each:
+--shard i/n runs a CI shard's share; --merge combines the shards'
+--json-file files. --json prints the kill matrix as JSON instead of the
+table. --equivalents FILE names mutants judged equivalent, a line each:
 NAME REASON; they are not run and are left out of the score. --gate uses
 the gate instead of each mutant's tests, when the program has one: the gate
 is built with the mutant and must fail (not cached). Run it from the module
@@ -90,12 +91,13 @@ func MutateCommand(cfg MutateConfig) Command {
 func runMutate(cfg MutateConfig, args []string, stdout, stderr io.Writer) int {
 	fs := NewFlagSet("mutate", mutateSynopsis, stderr)
 	list := fs.Bool("list", false, "list the mutants and their diffs; run nothing")
-	jsonOut := fs.String("json", "", "write the kill matrix as JSON to `FILE` (- for stdout, instead of the table)")
+	asJSON := fs.Bool("json", false, UsageJSON)
+	jsonOut := fs.String("json-file", "", "also write the kill matrix as JSON to `FILE`")
 	mdOut := fs.String("markdown", "", "write the kill matrix as Markdown to `FILE`")
 	title := fs.String("title", "Mutation kill matrix", "the Markdown matrix's title")
 	timeout := fs.Duration("timeout", 10*time.Minute, "bound on one test run of a mutant (a deadlock is killed as \"timeout\"); with coverage selection, the cap of a bound derived from the tests' baseline")
 	race := fs.Bool("race", false, "run the tests under the race detector")
-	root := fs.String("root", ".", "the module root")
+	root := fs.String("root", ".", UsageRoot)
 	useGate := fs.Bool("gate", false, "detect with the gate, built with the mutant, instead of the mutant's tests")
 	operators := fs.Bool("operators", false, "generate operator mutants of the PACKAGE arguments instead of running the named mutants")
 	long := fs.Bool("long", false, "with --operators: run the tests without -short")
@@ -131,7 +133,7 @@ func runMutate(cfg MutateConfig, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "tracecheck mutate: %v\n", err)
 			return ExitInput
 		}
-		return reportMatrix(m, *jsonOut, *mdOut, *title, *minScore, stdout, stderr)
+		return reportMatrix(m, *asJSON, *jsonOut, *mdOut, *title, *minScore, stdout, stderr)
 	}
 	var chosen []mutate.Mutant
 	if *operators {
@@ -250,7 +252,7 @@ func runMutate(cfg MutateConfig, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	m.Summary.Shard = shardName
-	code = reportMatrix(m, *jsonOut, *mdOut, *title, *minScore, stdout, stderr)
+	code = reportMatrix(m, *asJSON, *jsonOut, *mdOut, *title, *minScore, stdout, stderr)
 	if err != nil {
 		return ExitInput
 	}
@@ -259,7 +261,7 @@ func runMutate(cfg MutateConfig, args []string, stdout, stderr io.Writer) int {
 
 // reportMatrix prints the matrix (table or JSON), writes the files asked
 // for, and returns the exit code.
-func reportMatrix(m *mutate.Matrix, jsonOut, mdOut, title string, minScore float64, stdout, stderr io.Writer) int {
+func reportMatrix(m *mutate.Matrix, asJSON bool, jsonOut, mdOut, title string, minScore float64, stdout, stderr io.Writer) int {
 	write := func(name string, f func(io.Writer) error) bool {
 		if name == "-" {
 			return f(stdout) == nil
@@ -277,7 +279,12 @@ func reportMatrix(m *mutate.Matrix, jsonOut, mdOut, title string, minScore float
 		}
 		return true
 	}
-	if jsonOut != "-" {
+	if asJSON {
+		if err := m.WriteJSON(stdout); err != nil {
+			fmt.Fprintf(stderr, "tracecheck mutate: %v\n", err)
+			return ExitInput
+		}
+	} else {
 		tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
 		fmt.Fprintln(tw, "MUTANT\tFILE\tKILLED BY\tTIME")
 		for _, r := range m.Results {

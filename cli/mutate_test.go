@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,7 +97,7 @@ func TestMutateOperators(t *testing.T) {
 	cache := filepath.Join(dir, "cache")
 	common := []string{"--operators", "--root", root, "--cache", cache, "-j", "2"}
 	js, md := filepath.Join(dir, "m.json"), filepath.Join(dir, "m.md")
-	out, errs, code := run(append(common, "--json", js, "--markdown", md, "--title", "Fixture", ".")...)
+	out, errs, code := run(append(common, "--json-file", js, "--markdown", md, "--title", "Fixture", ".")...)
 	if code != cli.ExitViolation || !strings.Contains(out, "18 mutants: 13 killed, 2 survived, 3 not covered, 0 equivalent") ||
 		!strings.Contains(out, "mutation score 72.2%") || !strings.Contains(out, "NOT COVERED") ||
 		!strings.Contains(errs, "18/18 done") || !strings.Contains(errs, "18 operator mutants of . (19 candidates, 1 dropped") {
@@ -108,6 +109,13 @@ func TestMutateOperators(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(md); !strings.Contains(string(b), "# Fixture") || !strings.Contains(string(b), "| op/fixture.go:52:5/err-check |") {
 		t.Fatalf("markdown:\n%s", b)
+	}
+	// --json prints the same matrix on stdout instead of the table (from
+	// the cache: nothing reruns).
+	if out, errs, code := run(append(common, "--json", ".")...); code != cli.ExitViolation {
+		t.Errorf("--json: exit %d\n%s", code, errs)
+	} else if m := new(mutate.Matrix); json.Unmarshal([]byte(out), m) != nil || len(m.Results) != len(whole.Results) {
+		t.Errorf("--json printed no matrix of %d results:\n%.300s", len(whole.Results), out)
 	}
 	if _, _, code := run(append(common, "--min-score", "0.6", ".")...); code != cli.ExitOK {
 		t.Errorf("--min-score 0.6 with a score of 0.72: exit %d", code)
@@ -121,13 +129,13 @@ func TestMutateOperators(t *testing.T) {
 	var shards []string
 	for _, s := range []string{"1/2", "2/2"} {
 		f := filepath.Join(dir, "shard"+s[:1]+".json")
-		if _, errs, code := run(append(common, "--shard", s, "--json", f, ".")...); code == cli.ExitUsage || code == cli.ExitInput {
+		if _, errs, code := run(append(common, "--shard", s, "--json-file", f, ".")...); code == cli.ExitUsage || code == cli.ExitInput {
 			t.Fatalf("--shard %s: exit %d\n%s", s, code, errs)
 		}
 		shards = append(shards, f)
 	}
 	merged := filepath.Join(dir, "merged.json")
-	if out, errs, code := run(append([]string{"--merge", "--json", merged}, shards...)...); code != cli.ExitViolation || !strings.Contains(out, "18 mutants: 13 killed") {
+	if out, errs, code := run(append([]string{"--merge", "--json-file", merged}, shards...)...); code != cli.ExitViolation || !strings.Contains(out, "18 mutants: 13 killed") {
 		t.Fatalf("--merge: exit %d\n%s\n%s", code, out, errs)
 	}
 	m, err := mutate.ReadMatrix(merged)

@@ -58,21 +58,19 @@ func TestEveryCommandsFlags(t *testing.T) {
 		name, text string // text "": any, but the same everywhere
 		on         []string
 	}{
-		{"json", cli.UsageJSON, []string{"chart", "check", "coverage", "explore", "inspect", "monitor", "recover", "replay", "run", "verify", "version"}},
+		{"json", cli.UsageJSON, []string{"chart", "check", "coverage", "explore", "inspect", "monitor", "recover", "mutate", "replay", "run", "verify", "version"}},
 		{"mutant", "", []string{"chart", "check", "coverage", "explore", "replay"}},
 		{"model", "", []string{"check", "coverage", "replay"}},
 		{"graph", "", []string{"check", "coverage", "replay"}},
 		{"instance", cli.UsageInstance, []string{"export", "replay"}},
 		{"max-line", cli.UsageMaxLine, []string{"check", "coverage", "monitor", "replay"}},
 		{"max-itf", cli.UsageMaxITF, []string{"check", "coverage", "export", "replay"}},
-		{"root", cli.UsageRoot, []string{"verify"}},
+		{"root", cli.UsageRoot, []string{"mutate", "verify"}},
 		{"seed", cli.UsageSeed, []string{"session-demo", "verify"}},
 		{"trace-nats", cli.UsageTraceNATS, []string{"run", "session-demo"}},
 	}
-	// Known exceptions: mutate's --json takes a FILE (the kill matrix is
-	// written there, - for stdout) and its --root is the module root of
-	// the mutants' own package set.
-	except := map[string]string{"mutate": "json root"}
+	// No known exceptions.
+	except := map[string]string{}
 	// Spellings that are gone from usage texts (still accepted, with a
 	// notice): explore's --format (--json), session-demo's --nats
 	// (--trace-nats).

@@ -208,6 +208,10 @@ func Run(ctx context.Context, m Mutant, opt Options) (res Result) {
 	return res
 }
 
+// noFailFiles keeps rapid (pgregory.net/rapid) from writing the failing
+// cases of the tests a mutant breaks into the package's testdata.
+const noFailFiles = "RAPID_NOFAILFILE=true"
+
 // goTest runs one go test with the overlay and returns the detector that
 // failed ("" if every test passed) and its output's end.
 func goTest(ctx context.Context, opt Options, overlay string, t Test) (detector, output string, err error) {
@@ -229,6 +233,9 @@ func goTest(ctx context.Context, opt Options, overlay string, t Test) (detector,
 	args = append(args, t.Package)
 	cmd := exec.CommandContext(ctx, opt.Go, args...)
 	cmd.Dir = opt.Root
+	// A property-based test that a mutant makes fail must not leave its
+	// failing case in the checkout (rapid writes testdata/rapid/*.fail).
+	cmd.Env = append(os.Environ(), noFailFiles)
 	cmd.WaitDelay = 10 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

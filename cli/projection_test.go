@@ -180,3 +180,55 @@ func TestCheckProjectionsCoverage(t *testing.T) {
 		t.Error("a projection onto an unregistered spec: no error")
 	}
 }
+
+// What impl/session's details add to the projections, in a trace written
+// by hand with each of them: the exit paths that fired before teardown
+// (exits), a child's commit after teardown began (torn), a pipeline that
+// had returned before its response's end (returned), teardown closing an
+// ended response's pipeline (closed), the VAD stopped in a pause
+// (vad_silence). Each projects onto a transition that the plain events
+// could not reach.
+func TestProjectionDetails(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "projections", "details-ok.ndjson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := bundled.Session()
+	proj, err := cli.CheckProjections(context.Background(), bundled.Specs(), &src, bytes.NewReader(data), "details", check.Options{}, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{ // spec: "FROM-fragment ACTION TO-fragment" that must be exercised
+		"connection": {`exits = {"drop"} Close exits = {"close", "drop"}`, `exits = {"close", "drop"} ChildPanics exits = {"close", "drop", "panic"}`,
+			`exits = {"close", "drop", "panic"} TeardownOnDrop handled = {"drop"}`},
+		"turn":       {`vad = "silent" QuietFrame vad = "silent"`, `silence = 1 Abort vad = "terminated"`},
+		"response":   {`conn = "torn" /\ coord = "idle" /\ r = <<"none", "none">> Start conn = "torn" /\ coord = "active"`},
+		"compaction": {`conn = "torn" /\ comp = "running" JobEnds conn = "torn" /\ comp = "idle"`},
+		"tts": {`resp = "live" /\ worker = "running" Return resp = "live" /\ worker = "returned"`,
+			`resp = "live" /\ worker = "returned" Cancel resp = "cancelled"`, `resp = "finished" /\ worker = "running" Close resp = "finished"`},
+	}
+	for _, r := range proj.Reports {
+		if r.Err != nil || r.Report.Verdict() != check.Valid {
+			t.Errorf("%s: %v, %v", r.Projection.Spec, r.Err, r.Report.Verdict())
+			continue
+		}
+		for _, w := range want[r.Projection.Spec] {
+			found := false
+			for _, e := range r.Report.Exercised {
+				from, act, to := w, "", ""
+				for _, a := range []string{"Close", "ChildPanics", "TeardownOnDrop", "QuietFrame", "Abort", "Start", "JobEnds", "Return", "Cancel"} {
+					if i := strings.Index(w, " "+a+" "); i >= 0 {
+						from, act, to = w[:i], a, w[i+len(a)+2:]
+						break
+					}
+				}
+				if e.Action == act && strings.Contains(e.From, from) && strings.Contains(e.To, to) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("%s: no exercised transition %q in %+v", r.Projection.Spec, w, r.Report.Exercised)
+			}
+		}
+	}
+}

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"maps"
 	"sync/atomic"
 	"time"
 )
@@ -101,6 +102,11 @@ type worker struct {
 	// that the coordinator ended the work before it returned (its output
 	// must then hold nothing more for a reader).
 	audit func(ended bool) map[string]any
+	// returned is set when the work has returned (before its end reaches
+	// the coordinator), closed when teardown ended it (shutdown): for the
+	// trace.
+	returned atomic.Bool
+	closed   bool
 }
 
 func newWorker(id uint64, t task) worker {
@@ -306,6 +312,13 @@ func (c *coord[S, In, R]) commit(next S, ev event) {
 		c.pub.Store(int32(next.published()))
 		return
 	}
+	if ConnState(c.s.conn.Load()) == ConnTorn { // a commit after teardown began: the machine specs' ConnTorn
+		ev.extra = maps.Clone(ev.extra)
+		if ev.extra == nil {
+			ev.extra = map[string]any{}
+		}
+		ev.extra["torn"] = true
+	}
 	tr.mu.Lock()
 	c.state = next
 	c.pub.Store(int32(c.state.published()))
@@ -328,6 +341,12 @@ func (c *coord[S, In, R]) stutter(id uint64) {
 func (c *coord[S, In, R]) audit(id uint64, ended bool, ev *event) {
 	if w := c.live[id]; id != 0 && w != nil && w.audit != nil && c.s.tr != nil && ev.action != "" {
 		ev.audio = w.audit(ended)
+		if w.returned.Load() {
+			ev.audio["returned"] = true
+		}
+		if w.closed {
+			ev.audio["closed"] = true
+		}
 	}
 }
 
@@ -359,6 +378,7 @@ func (c *coord[S, In, R]) launch(w *worker) {
 // exits.
 func (c *coord[S, In, R]) work(w *worker) {
 	result, err := w.task.run(w.ctx)
+	w.returned.Store(true)
 	w.cancel()
 	select {
 	case c.exits <- exit{id: w.id, result: result, err: err}:
@@ -373,6 +393,7 @@ func (c *coord[S, In, R]) work(w *worker) {
 func (c *coord[S, In, R]) shutdown(deadline time.Time) (abandoned bool) {
 	if len(c.live) > 0 {
 		for _, w := range c.live {
+			w.closed = true
 			w.end(ErrClosed)
 		}
 		timer := time.NewTimer(time.Until(deadline))

@@ -44,8 +44,8 @@ func Example() {
 	// {"v":1,"instance":"demo","seq":1,"action":"VadStart","state":{"vad":1},"time":"2026-12-01T09:00:00Z","detail":{"frame":1,"quiet":0}}
 	// {"v":1,"instance":"demo","seq":2,"action":"VadStop","state":{"vad":0},"time":"2026-12-01T09:00:00Z","detail":{"frame":4,"held":1,"resumed":0}}
 	// {"v":1,"instance":"demo","seq":3,"action":"RespStart","state":{"resp":1},"time":"2026-12-01T09:00:00Z","detail":{"response":1}}
-	// {"v":1,"instance":"demo","seq":4,"action":"TTSClosed","state":{"resp":1},"stutter":true,"time":"2026-12-01T09:00:00Z","detail":{"audio":{"cut":false,"last":"2026-12-01T09:00:00Z","sent":210},"response":1}}
-	// {"v":1,"instance":"demo","seq":5,"action":"RespFinish","state":{"resp":0},"time":"2026-12-01T09:00:00Z","detail":{"audio":{"cut":false,"last":"2026-12-01T09:00:00Z","sent":210},"cause":"complete","response":1}}
+	// {"v":1,"instance":"demo","seq":4,"action":"TTSClosed","state":{"resp":1},"stutter":true,"time":"2026-12-01T09:00:00Z","detail":{"audio":{"cut":false,"last":"2026-12-01T09:00:00Z","returned":true,"sent":210},"response":1}}
+	// {"v":1,"instance":"demo","seq":5,"action":"RespFinish","state":{"resp":0},"time":"2026-12-01T09:00:00Z","detail":{"audio":{"cut":false,"last":"2026-12-01T09:00:00Z","returned":true,"sent":210},"cause":"complete","response":1}}
 	// audio chunks: 210
 	// {"v":1,"instance":"demo","seq":6,"action":"Teardown","state":{"compaction":2,"conn":1,"resp":2,"vad":2},"time":"2026-12-01T09:00:00Z","detail":{"began":"2026-12-01T09:00:00Z","exit":"close"}}
 	// close: <nil>

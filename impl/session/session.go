@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -141,14 +142,36 @@ func (s *Session) run(ctx context.Context) {
 	case <-ctx.Done():
 		cause, exit = fmt.Errorf("%w: %w", ErrConnectionDropped, context.Cause(ctx)), "drop"
 	}
-	s.teardown(cause, exit)
+	// The other exit paths that fired before teardown began, for the
+	// trace (M1's exits): a Close waiting, the context done, a failure
+	// sent. None of them changes what teardown does.
+	exits := []string{exit}
+	if exit != "close" {
+		select {
+		case <-s.close:
+			exits = append(exits, "close")
+		default:
+		}
+	}
+	if exit != "drop" && ctx.Err() != nil {
+		exits = append(exits, "drop")
+	}
+	if exit != "panic" {
+		select {
+		case <-s.failc:
+			exits = append(exits, "panic")
+		default:
+		}
+	}
+	s.teardown(cause, exits)
 }
 
 // teardown stops and joins VAD, shuts down the response coordinator and
 // cancels and joins compaction, all by one deadline, then emits the spec's
 // Teardown as one step with the state each child ended in.
-// exit names the exit path that fired ("close", "drop", "panic": M1's).
-func (s *Session) teardown(cause error, exit string) {
+// exits name the exit paths that fired ("close", "drop", "panic": M1's),
+// the one teardown acts on first.
+func (s *Session) teardown(cause error, exits []string) {
 	start, began := time.Now(), s.cfg.Clock()
 	s.conn.Store(int32(ConnTorn))
 	abandoned := s.stopChildren(start.Add(s.cfg.JoinTimeout))
@@ -157,7 +180,13 @@ func (s *Session) teardown(cause error, exit string) {
 		ev.cause = cause.Error()
 	}
 	if s.tr != nil {
-		ev.extra = map[string]any{"exit": exit, "began": began.UTC().Format(time.RFC3339Nano)}
+		ev.extra = map[string]any{"exit": exits[0], "began": began.UTC().Format(time.RFC3339Nano)}
+		if len(exits) > 1 {
+			ev.extra["exits"] = exits
+		}
+		if !slices.Contains(abandoned, VarVad) && s.vad.state.paused > 0 {
+			ev.extra["vad_silence"] = s.vad.state.paused // the turn was in a pause
+		}
 	}
 	final := s.emitWhole(ev)
 	close(s.kill)

@@ -63,6 +63,9 @@ type vadCore struct {
 	// heard in speech with no silence before them (held) and after some
 	// (resumed).
 	idle, held, resumed int
+	// paused is the silence count when the detector was stopped (the
+	// turn in a pause), for Teardown's detail.
+	paused int
 }
 
 // frameIn is one audio frame: the caller's PCM and, once the detector has
@@ -124,6 +127,7 @@ func (c vadCore) frameTime(n int) time.Duration {
 
 // terminate is the step taken when the VAD goroutine is joined.
 func (c vadCore) terminate() vadCore {
+	c.paused = c.silence
 	c.state, c.silence = VADTerminated, 0
 	return c
 }

@@ -70,6 +70,9 @@ type sess struct {
 	window, started int
 	active          bool
 	resp            map[int64]*ttsResp
+	// torn: the projection has taken the machine's ConnTorn (a child's
+	// commit after teardown began, detail torn, or Teardown itself).
+	torn bool
 }
 
 // step is one projected event before its instance and sequence number.
@@ -206,10 +209,40 @@ func connectionEvents(_ *projector, _ *sess, src cli.Source) []step {
 	case e.Action == trace.InitAction:
 		return []step{{action: trace.InitAction, state: map[string]any{"conn": "live", "exits": emptySet(), "handled": emptySet(), "teardowns": 0}}}
 	case teardownBegins(e):
-		acts := connectionFire[exitPath(e)]
-		return []step{{action: acts[0], state: map[string]any{}}, {action: acts[1], state: map[string]any{"conn": "torn"}}}
+		// Every exit path that fired before teardown began (detail
+		// exits, impl/session's), then the teardown on the one it acted on.
+		exit := exitPath(e)
+		var out []step
+		fired := map[string]bool{}
+		paths := []string{exit}
+		if xs, ok := e.Detail["exits"].([]any); ok {
+			for _, x := range xs {
+				if s, ok := x.(string); ok && connectionFire[s] != [2]string{} {
+					paths = append(paths, s)
+				}
+			}
+		}
+		for _, p := range paths {
+			if !fired[p] {
+				fired[p] = true
+				out = append(out, step{action: connectionFire[p][0], state: map[string]any{}})
+			}
+		}
+		return append(out, step{action: connectionFire[exit][1], state: map[string]any{"conn": "torn"}})
 	}
 	return nil
+}
+
+// connTorn returns the machine's ConnTorn step (instance inst), once per
+// session: at the first event committed after teardown began (detail
+// torn), else at Teardown.
+func connTorn(s *sess, e trace.Event, inst string) []step {
+	torn, _ := e.Detail["torn"].(bool)
+	if s.torn || !(torn || teardownBegins(e)) {
+		return nil
+	}
+	s.torn = true
+	return []step{{instance: inst, action: machines.ResponseConnTorn, state: map[string]any{"conn": "torn"}}}
 }
 
 // --- M2, turn detection ---
@@ -245,7 +278,11 @@ func turnEvents(_ *projector, s *sess, src cli.Source) []step {
 	}
 	if st, ok := teardownEnd(s, e); ok {
 		if v, _ := intOf(st["vad"]); v == 2 {
-			return []step{{action: machines.TurnAbort, state: map[string]any{"vad": "terminated", "silence": 0, "turn": false}}}
+			var out []step
+			if n, _ := detailInt(e.Detail, "vad_silence"); n > 0 { // stopped in a pause
+				out = append(out, quiet(1))
+			}
+			return append(out, step{action: machines.TurnAbort, state: map[string]any{"vad": "terminated", "silence": 0, "turn": false}})
 		}
 	}
 	return nil
@@ -265,28 +302,31 @@ func responseEvents(p *projector, s *sess, src cli.Source) []step {
 		return step{instance: inst(), action: trace.InitAction,
 			state: map[string]any{"conn": "live", "coord": "idle", "r": []any{"none", "none"}, "next": 0}}
 	}
-	switch e.Action {
-	case trace.InitAction:
+	if e.Action == trace.InitAction {
 		s.window, s.started = 1, 0
 		return []step{initial()}
+	}
+	out := connTorn(s, e, "")
+	for i := range out {
+		out[i].instance = inst()
+	}
+	switch e.Action {
 	case actRespStart:
-		var out []step
 		if s.started == 2 {
 			p.closed[inst()] = true
 			s.window++
 			s.started = 0
 			out = append(out, initial())
+			if s.torn { // the new window starts where the last was: torn
+				out = append(out, step{instance: inst(), action: machines.ResponseConnTorn, state: map[string]any{"conn": "torn"}})
+			}
 		}
 		s.started++
 		s.active = true
 		return append(out, step{instance: inst(), action: machines.ResponseStart, state: map[string]any{"coord": "active"}})
 	case actRespFinish:
 		s.active = false
-		return []step{{instance: inst(), action: machines.ResponseEnd, state: map[string]any{"coord": "idle"}}}
-	}
-	var out []step
-	if teardownBegins(e) {
-		out = append(out, step{instance: inst(), action: machines.ResponseConnTorn, state: map[string]any{"conn": "torn"}})
+		return append(out, step{instance: inst(), action: machines.ResponseEnd, state: map[string]any{"coord": "idle"}})
 	}
 	if st, ok := teardownEnd(s, e); ok {
 		if v, _ := intOf(st["resp"]); v == 2 {
@@ -300,17 +340,15 @@ func responseEvents(p *projector, s *sess, src cli.Source) []step {
 
 func compactionEvents(_ *projector, s *sess, src cli.Source) []step {
 	e := src.Event
-	switch e.Action {
-	case trace.InitAction:
+	if e.Action == trace.InitAction {
 		return []step{{action: trace.InitAction, state: map[string]any{"conn": "live", "comp": "idle", "jobs": 0}}}
-	case actCompTrigger:
-		return []step{{action: machines.CompactionTrigger, state: map[string]any{"comp": "running"}}}
-	case actCompFinish:
-		return []step{{action: machines.CompactionJobEnds, state: map[string]any{"comp": "idle"}}}
 	}
-	var out []step
-	if teardownBegins(e) {
-		out = append(out, step{action: machines.CompactionConnTorn, state: map[string]any{"conn": "torn"}})
+	out := connTorn(s, e, "")
+	switch e.Action {
+	case actCompTrigger:
+		return append(out, step{action: machines.CompactionTrigger, state: map[string]any{"comp": "running"}})
+	case actCompFinish:
+		return append(out, step{action: machines.CompactionJobEnds, state: map[string]any{"comp": "idle"}})
 	}
 	if st, ok := teardownEnd(s, e); ok {
 		if v, _ := intOf(st["compaction"]); v == 2 {
@@ -324,8 +362,9 @@ func compactionEvents(_ *projector, s *sess, src cli.Source) []step {
 
 // ttsResp is what the tts projection keeps of one response.
 type ttsResp struct {
-	ended    bool // cancelled or finished (its stream cut)
+	ended    bool // cancelled, finished or completed
 	returned bool // its pipeline returned
+	joined   bool // and its end was received
 }
 
 // audio is a response's audio stream as an event's detail "audio"
@@ -335,6 +374,7 @@ type audio struct {
 	ok                      bool
 	sent, dropped, buffered int64
 	cut, ended              bool
+	returned, closed        bool // the pipeline had returned; teardown ended it
 }
 
 func audioOf(e trace.Event) audio {
@@ -348,6 +388,8 @@ func audioOf(e trace.Event) audio {
 	a.buffered, _ = intOf(d["buffered"])
 	a.cut, _ = d["cut"].(bool)
 	a.ended, _ = d["ended"].(bool)
+	a.returned, _ = d["returned"].(bool)
+	a.closed, _ = d["closed"].(bool)
 	return a
 }
 
@@ -370,11 +412,17 @@ func chunks(inst string, a audio, left bool) []step {
 	return out
 }
 
-// ttsEnd projects the end of a live response by its coordinator (its
-// stream cut): action Cancel, Finish or Close; the chunks still readable
-// after it are its buf, which TTS.tla requires to be 0.
-func ttsEnd(inst, action string, a audio) []step {
+// ttsEnd projects the end of a live response r by its coordinator (its
+// stream cut): action Cancel, Finish or Close, after its pipeline's
+// return if it had returned (detail returned) and the coordinator had
+// not yet received its end; the chunks still readable after it are its
+// buf, which TTS.tla requires to be 0.
+func ttsEnd(inst, action string, a audio, r *ttsResp) []step {
 	out := chunks(inst, a, true)
+	if a.returned && !r.returned {
+		r.returned = true
+		out = append(out, step{instance: inst, action: machines.TTSReturn, state: map[string]any{"worker": "returned"}})
+	}
 	resp := "cancelled"
 	if action == machines.TTSFinish {
 		resp = "finished"
@@ -394,9 +442,9 @@ func ttsEvents(_ *projector, s *sess, src cli.Source) []step {
 	case actRespStart:
 		var out []step
 		if old, ok := detailInt(e.Detail, "preempted"); ok {
-			if r := s.resp[old]; r != nil && !r.ended && !r.returned {
+			if r := s.resp[old]; r != nil && !r.ended {
 				r.ended = true
-				out = append(out, ttsEnd(inst(old), machines.TTSCancel, audioOf(e))...)
+				out = append(out, ttsEnd(inst(old), machines.TTSCancel, audioOf(e), r)...)
 			}
 		}
 		s.resp[id] = &ttsResp{}
@@ -417,12 +465,12 @@ func ttsEvents(_ *projector, s *sess, src cli.Source) []step {
 		}
 		r.ended = true
 		if cause == "finish" {
-			return ttsEnd(inst(id), machines.TTSFinish, audioOf(e))
+			return ttsEnd(inst(id), machines.TTSFinish, audioOf(e), r)
 		}
-		return ttsEnd(inst(id), machines.TTSCancel, audioOf(e))
+		return ttsEnd(inst(id), machines.TTSCancel, audioOf(e), r)
 	case actTTSClosed:
 		r := s.resp[id]
-		if r == nil || r.returned {
+		if r == nil || r.joined {
 			return nil
 		}
 		a := audioOf(e)
@@ -430,13 +478,18 @@ func ttsEvents(_ *projector, s *sess, src cli.Source) []step {
 		switch {
 		case !r.ended && (a.cut || a.ended): // ended by teardown, which cuts every live response
 			r.ended = true
-			out = ttsEnd(inst(id), machines.TTSClose, a)
+			out = ttsEnd(inst(id), machines.TTSClose, a, r)
 		case !r.ended: // returned on its own: its chunks go to the reader
 			out = chunks(inst(id), a, false)
+		case a.closed: // ended before, and teardown closed it again
+			out = []step{{instance: inst(id), action: machines.TTSClose, state: map[string]any{}}}
 		}
-		r.returned = true
-		out = append(out, step{instance: inst(id), action: machines.TTSReturn, state: map[string]any{"worker": "returned"}})
+		if !r.returned {
+			r.returned = true
+			out = append(out, step{instance: inst(id), action: machines.TTSReturn, state: map[string]any{"worker": "returned"}})
+		}
 		if r.ended {
+			r.joined = true
 			out = append(out, step{instance: inst(id), action: machines.TTSReap, state: map[string]any{"worker": "joined"}})
 		}
 		return out

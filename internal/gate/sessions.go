@@ -17,6 +17,8 @@ import (
 	"github.com/anishathalye/porcupine"
 	"go.uber.org/goleak"
 
+	"github.com/tracecheck/tracecheck/check"
+	"github.com/tracecheck/tracecheck/cli"
 	"github.com/tracecheck/tracecheck/harness/sessioncheck"
 	"github.com/tracecheck/tracecheck/htmlreport"
 	"github.com/tracecheck/tracecheck/impl/session"
@@ -93,6 +95,25 @@ func sessionsStage(ctx context.Context, r *run, s *stage) error {
 		rep.HangUps, rep.Drops, rep.Panics, rep.PanicsBy["vad"], rep.PanicsBy["tts"], rep.PanicsBy["compaction"])
 	s.Detail += fmt.Sprintf("barge-in: %d responses interrupted; audio chunks received after their response was canceled, preempted or torn down: %d; sent by a TTS pipeline whose response was already canceled: %d (both must be 0)\n",
 		rep.Interrupted, rep.LateAudio, rep.SentAfterCancel)
+	// Its timing: teardown within the join timeout, no audio after a
+	// response's end, and the barge-in latency.
+	if tf, err := os.Open(path); err == nil {
+		src := bundled.Session()
+		src.Projections = nil // checked, with their coverage, by the coverage stage
+		proj, perr := cli.CheckProjections(ctx, bundled.Specs(), &src, bufio.NewReaderSize(tf, 1<<16), "sessions.ndjson", check.Options{}, nil, false)
+		tf.Close()
+		if perr != nil {
+			s.fail("timing: %v", perr)
+		}
+		for _, m := range proj.Monitors {
+			for _, f := range m.Figures {
+				s.figure("%s: %s", m.Monitor.Name, f)
+			}
+			for _, v := range m.Violations {
+				s.fail("%s: %s: %s", m.Monitor.Name, v.Instance, v.Reason)
+			}
+		}
+	}
 	if rep.LateAudio > 0 || rep.SentAfterCancel > 0 {
 		s.fail("audio after an early end: %d chunks received after their response ended, %d sent after its cancel (an ended response's buffered audio must be discarded)", rep.LateAudio, rep.SentAfterCancel)
 	}

@@ -23,7 +23,7 @@ import (
 	"github.com/tracecheck/tracecheck/trace"
 )
 
-const checkSynopsis = `[--model SPEC] [--mutant NAME] [--graph DUMP] [--json] [--junit FILE] [-q] [--last K] [--live] [--max-line N] [--max-itf N] FILE|DIR...|-
+const checkSynopsis = `[--model SPEC] [--mutant NAME] [--graph DUMP] [--json] [--junit FILE] [-q] [--last K] [--live] [--projections] [--bound NAME=DURATION]... [--max-line N] [--max-itf N] FILE|DIR...|-
 
 Validates each trace (NDJSON, docs/trace-format.md, or an ITF document,
 docs/itf.md; "-" reads standard input; a directory stands for the *.ndjson
@@ -86,7 +86,7 @@ after them):
      "instances": [{"instance", "verdict", "events", "first_line", "last_line",
        "reason"?, "final"?: [state],
        "divergence"?: {"file", "line", "instance", "seq", "action", "args"?: [text], "event",
-         "kind": "guard"|"state"|"invariant"|"property"|"init"|"stutter"|"composite"|"args"|"domain",
+         "kind": "guard"|"state"|"invariant"|"property"|"init"|"stutter"|"composite"|"args"|"domain"|"timing",
          "reason", "candidates": [{"state", "enabled": [action], "why": [text]}],
          "diff"?, "fits"?: [action], "recent"?: [{"line", "event"}]}}],
      "verdict": "valid"|"violation"|"incomplete"|"input error", "events",
@@ -101,6 +101,29 @@ With -q, "instances" holds only the first 10 violating or incomplete
 instances and "not_listed" counts the others. A report cut short by an
 input error has "error" and the verdict "input error"; a file that could
 not be opened has no report, only its line in "errors".
+
+One trace, every spec: --projections also checks each trace against
+the specs its spec projects onto (a composition spec's trace projected
+onto each of its machines' specs: the bundled session onto connection,
+turn, response, compaction and tts; docs/trace-format.md), after the
+trace's own report: per projected spec its instances (violations in
+full, their events naming the trace's line they come from in
+"detail":{"source":...}) and a summary line
+  FILE (projected onto SPEC): VERDICT (model SPEC, N events, K instances: ...)
+A projected violation makes the exit code 1 as any violation.
+
+Timing: a spec may register timing properties (the bundled session's:
+teardown within its join timeout, no audio after a response's end,
+barge-in latency); they are checked on every trace of the spec whose
+events carry a "time", reported as violations of kind "timing" with the
+figures, and their figures (max and p99 teardown, barge-in latency) follow
+the report:
+  FILE (timing): VERDICT (N instances timed, V violation)
+--bound NAME=DURATION sets their bounds (BOUNDS). A trace without times
+reports nothing more (with --projections, a line saying so).
+With --json, a report has "projections" (with --projections: per spec
+its verdict, counts, non-valid instances and exercised transitions) and
+"monitors" (when an instance was timed: verdict, violations, figures).
 
 --junit FILE also writes the verdicts as JUnit XML, for CI systems: one
 <testsuite> per trace file, one <testcase> per instance (every instance,
@@ -444,7 +467,7 @@ func openStream(in io.Reader, name, instance string, maxLine int, maxITF int64) 
 }
 
 func (a *app) runCheck(args []string, stdout, stderr io.Writer) int {
-	fs := NewFlagSet("check", strings.NewReplacer("SPECS", strings.ReplaceAll(a.specNames(), "|", ", "), "MUTANTS", a.mutantNames()).Replace(checkSynopsis), stderr)
+	fs := NewFlagSet("check", strings.NewReplacer("SPECS", strings.ReplaceAll(a.specNames(), "|", ", "), "MUTANTS", a.mutantNames(), "BOUNDS", a.boundNames()).Replace(checkSynopsis), stderr)
 	tf := a.addTraceFlags(fs)
 	asJSON := fs.Bool("json", false, UsageJSON)
 	last := fs.Int("last", check.DefaultLast, "show the last `K` matched events in a divergence report")

@@ -376,7 +376,7 @@ func (a *app) boundNames() string {
 	for _, s := range a.specs {
 		for _, m := range s.Monitors {
 			for n, doc := range m.Bounds {
-				names = append(names, n+" ("+s.Name+" "+m.Name+": "+doc+")")
+				names = append(names, n+": "+doc+" ["+s.Name+" "+m.Name+"]")
 			}
 		}
 	}

@@ -552,6 +552,9 @@ func (m *mixSession) turn(t int, last bool) bool {
 	rnd := m.rng.Float64
 	speak := 3 + m.rng.IntN(10) // 0.3 to 1.2 s of speech
 	for k := 0; k < speak && m.ok(); k++ {
+		if k == 1 && t%2 == 1 && m.quiet > 1 {
+			m.push(false, 1) // a breath: the turn goes on (the VAD's silence counts, then resets)
+		}
 		m.push(true, framesPerTick)
 		m.whileSpeaking(k == 0)
 		if ended() {

@@ -29,6 +29,10 @@ type MutateConfig struct {
 	Gate *mutate.Test
 	// What names the system the mutants belong to, in the summary line.
 	What string
+	// Classifiers name the kind of detector that killed a mutant (a
+	// team's durability oracle, crash campaign, fault injection), tried
+	// before mutate.DefaultClassifiers.
+	Classifiers []mutate.Classifier
 }
 
 const mutateSynopsis = `[flags] [PATTERN...]
@@ -41,7 +45,10 @@ go's -overlay flag, never in the checkout, and its tests run until one
 fails. It prints a progress line per mutant on stderr (done/total, killed,
 survived, ETA), then the kill matrix: each mutant, the file it mutates, what
 killed it (the first failing test, "build", "timeout", or the gate's first
-FAIL line) and the time taken, and the mutation score, killed / (total −
+FAIL line), the kind of detector (race, goleak, porcupine, rapid,
+trace-validation, model-invariant, assertion, ... recognised in the failing
+test's output, with the line that shows it in the JSON and Markdown) and
+the time taken, and the mutation score, killed / (total −
 equivalent − not applicable). A mutant that survived is a bug nothing
 catches.
 
@@ -191,7 +198,7 @@ func runMutate(cfg MutateConfig, args []string, stdout, stderr io.Writer) int {
 		return ExitOK
 	}
 	camp := &mutate.Campaign{
-		Options: mutate.Options{Root: *root, Timeout: *timeout, Race: *race, Short: *operators && !*long, NoVet: *operators},
+		Options: mutate.Options{Root: *root, Timeout: *timeout, Race: *race, Short: *operators && !*long, NoVet: *operators, Classifiers: cfg.Classifiers},
 		Jobs:    max(1, *jobs),
 		Select:  !*noSelect,
 		Log:     stderr,
@@ -286,13 +293,13 @@ func reportMatrix(m *mutate.Matrix, asJSON bool, jsonOut, mdOut, title string, m
 		}
 	} else {
 		tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
-		fmt.Fprintln(tw, "MUTANT\tFILE\tKILLED BY\tTIME")
+		fmt.Fprintln(tw, "MUTANT\tFILE\tKILLED BY\tKIND\tTIME")
 		for _, r := range m.Results {
 			t := r.Duration.Round(100 * time.Millisecond).String()
 			if r.Cached {
 				t += " (cached)"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Mutant, r.File, verdict(r), t)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Mutant, r.File, verdict(r), r.Kind, t)
 		}
 		tw.Flush()
 		fmt.Fprintf(stdout, "%s\n%s\n", m.Summary.ScoreLine(), m.Summary.RunLine())

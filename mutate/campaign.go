@@ -421,7 +421,7 @@ func (c *Campaign) logf(format string, args ...any) {
 func (c *Campaign) key(m Mutant, mutated []byte, deps string) string {
 	h := sha256.New()
 	tests, _ := json.Marshal(m.Tests)
-	fmt.Fprintf(h, "tracecheck-mutate-result-v2\x00%s\x00%s\x00%d\x00", deps, m.File, len(mutated))
+	fmt.Fprintf(h, "tracecheck-mutate-result-v3\x00%s\x00%s\x00%d\x00", deps, m.File, len(mutated))
 	h.Write(mutated)
 	fmt.Fprintf(h, "\x00%s\x00race=%v short=%v novet=%v", tests, c.Race, c.Short, c.NoVet)
 	return hex.EncodeToString(h.Sum(nil))

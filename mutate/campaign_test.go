@@ -266,9 +266,12 @@ op/fixture.go:16:7/boundary  x == hi returns hi, which is x
 		}
 		for _, line := range []string{
 			"# Fixture\n",
-			"| op/fixture.go:13:7/boundary | `boundary: < → <=` | equivalent | x == lo returns lo, which is x |",
-			"| op/fixture.go:52:5/err-check | `err-check: err != nil → false` | killed | example.com/fixture.TestParse | TestParse |",
-			"| op/fixture.go:70:3/incdec | `incdec: -- → ++` | not-covered |  |  |",
+			"| op/fixture.go:13:7/boundary | `boundary: < → <=` | equivalent | x == lo returns lo, which is x |  |  |  |",
+			"| op/fixture.go:52:5/err-check | `err-check: err != nil → false` | killed | example.com/fixture.TestParse | assertion | `fixture_test.go:37: Parse(x): no error` | TestParse |",
+			"| op/fixture.go:43:2/call-drop | `call-drop: c.mu.Lock() → (nothing)` | killed | example.com/fixture.TestCounter (crash) | test-binary-crash | `fatal error: sync: unlock of unlocked mutex` | TestCounter |",
+			"| op/fixture.go:60:2/call-drop | `call-drop: c.finish() → (nothing)` | killed | example.com/fixture.TestCounter | panic | `panic: not done [recovered, repanicked]` | TestCounter |",
+			"| op/fixture.go:70:3/incdec | `incdec: -- → ++` | not-covered |  |  |  |  |",
+			"Kills by kind of detector: assertion 8, panic 4, test-binary-crash 1.",
 			"mutation score 81.2%",
 		} {
 			if !strings.Contains(md.String(), line) {

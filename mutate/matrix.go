@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"time"
 )
@@ -39,9 +40,10 @@ func (s Summary) RunLine() string {
 		s.Wall.Round(time.Second), s.Jobs, shard, sel, s.TestRuns, s.Cached)
 }
 
-// WriteMarkdown writes the matrix as Markdown: the summary, then a table
-// of every mutant with its status, what killed it (or why it is
-// equivalent), the tests run and the time.
+// WriteMarkdown writes the matrix as Markdown: the summary, the count of
+// kills by kind of detector, then a table of every mutant with its
+// status, what killed it (or why it is equivalent), the kind of detector
+// and its evidence, the tests run and the time.
 func (m *Matrix) WriteMarkdown(w io.Writer, title string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n", title)
@@ -50,7 +52,17 @@ func (m *Matrix) WriteMarkdown(w io.Writer, title string) error {
 	if len(m.Summary.FailingTests) > 0 {
 		fmt.Fprintf(&b, "Tests failing without any mutant (never selected): %s.\n\n", strings.Join(m.Summary.FailingTests, ", "))
 	}
-	b.WriteString("| Mutant | Change | Status | Detector | Tests run | Time |\n|---|---|---|---|---|---|\n")
+	if kinds := m.Kinds(); len(kinds) > 0 {
+		b.WriteString("Kills by kind of detector: ")
+		for i, k := range kinds {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%s %d", k.Kind, k.Count)
+		}
+		b.WriteString(".\n\n")
+	}
+	b.WriteString("| Mutant | Change | Status | Detector | Kind | Evidence | Tests run | Time |\n|---|---|---|---|---|---|---|---|\n")
 	for _, r := range m.Results {
 		det := r.Detector
 		switch r.Status {
@@ -74,13 +86,45 @@ func (m *Matrix) WriteMarkdown(w io.Writer, title string) error {
 		if r.Change != "" {
 			change = "`" + strings.ReplaceAll(r.Change, "`", "'") + "`"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", cell(r.Mutant), cell(change), r.Status, cell(det), cell(tests), t)
+		ev := ""
+		if r.Evidence != "" {
+			ev = "`" + strings.ReplaceAll(clip(r.Evidence, 160), "`", "'") + "`"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", cell(r.Mutant), cell(change), r.Status, cell(det), r.Kind, cell(ev), cell(tests), t)
 	}
 	_, err := io.WriteString(w, b.String())
 	if err != nil {
 		return fmt.Errorf("mutate: writing the matrix: %w", err)
 	}
 	return nil
+}
+
+// KindCount is how many mutants one kind of detector killed.
+type KindCount struct {
+	Kind  string `json:"kind"`
+	Count int    `json:"count"`
+}
+
+// Kinds counts the killed mutants by kind of detector, most kills first
+// (then by name).
+func (m *Matrix) Kinds() []KindCount {
+	n := map[string]int{}
+	for _, r := range m.Results {
+		if r.Status == StatusKilled && r.Kind != "" {
+			n[r.Kind]++
+		}
+	}
+	out := make([]KindCount, 0, len(n))
+	for k, c := range n {
+		out = append(out, KindCount{k, c})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Count != out[j].Count {
+			return out[i].Count > out[j].Count
+		}
+		return out[i].Kind < out[j].Kind
+	})
+	return out
 }
 
 func cell(s string) string {

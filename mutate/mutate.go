@@ -117,6 +117,11 @@ type Result struct {
 	// Detector names what killed it: "package.TestName" of the first test
 	// that failed, "build", or "timeout".
 	Detector string `json:"detector,omitempty"`
+	// Kind says which kind of detector killed the mutant (KindRace,
+	// KindTraceValidation, ..., [Classify]), Evidence the line(s) of the
+	// output that show it, clipped.
+	Kind     string `json:"kind,omitempty"`
+	Evidence string `json:"evidence,omitempty"`
 	// Output is the end of the failing test's output (or of the build's).
 	Output string `json:"output,omitempty"`
 	// Error is why the mutant could not be run (it does not apply).
@@ -158,6 +163,10 @@ type Options struct {
 	// NoVet runs go test with -vet=off (a mutant that vet rejects would
 	// otherwise count as killed by the build).
 	NoVet bool
+	// Classifiers name the kind of detector that killed a mutant from
+	// the failing test's name and output; they are tried before
+	// [DefaultClassifiers].
+	Classifiers []Classifier
 }
 
 func (o *Options) fill() {
@@ -201,7 +210,11 @@ func Run(ctx context.Context, m Mutant, opt Options) (res Result) {
 			return res
 		}
 		if det != "" {
-			res.Killed, res.Detector, res.Output = true, det, out
+			res.Killed, res.Detector, res.Output = true, det, tail(out, 2000)
+			res.Kind, res.Evidence = Classify(opt.Classifiers, det, out)
+			if t.Command != nil && res.Kind == KindAssertion {
+				res.Kind = KindCommand
+			}
 			return res
 		}
 	}
@@ -213,7 +226,7 @@ func Run(ctx context.Context, m Mutant, opt Options) (res Result) {
 const noFailFiles = "RAPID_NOFAILFILE=true"
 
 // goTest runs one go test with the overlay and returns the detector that
-// failed ("" if every test passed) and its output's end.
+// failed ("" if every test passed) and its output.
 func goTest(ctx context.Context, opt Options, overlay string, t Test) (detector, output string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()
@@ -241,7 +254,7 @@ func goTest(ctx context.Context, opt Options, overlay string, t Test) (detector,
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()
 	if ctx.Err() == context.DeadlineExceeded {
-		return "timeout", tail(stdout.String()+stderr.String(), 2000), nil
+		return "timeout", stdout.String() + stderr.String(), nil
 	}
 	if parent := ctx.Err(); parent != nil {
 		return "", "", parent
@@ -251,24 +264,24 @@ func goTest(ctx context.Context, opt Options, overlay string, t Test) (detector,
 		out := outputs[failed[0]]
 		for _, o := range outputs {
 			if strings.Contains(o, "panic: test timed out") {
-				return "timeout", tail(o, 2000), nil
+				return "timeout", o, nil
 			}
 		}
 		switch {
 		case failed[0] == buildFailed || strings.Contains(out, "[build failed]") || strings.Contains(out, "[setup failed]"):
-			return "build", tail(outputs[buildFailed]+out+stderr.String(), 2000), nil
+			return "build", outputs[buildFailed] + out + stderr.String(), nil
 		}
-		return failed[0], tail(out, 2000), nil
+		return failed[0], out, nil
 	}
 	if runErr != nil { // failed without a failing test: the build (or vet)
-		return "build", tail(stderr.String()+stdout.String(), 2000), nil
+		return "build", stderr.String() + stdout.String(), nil
 	}
 	return "", "", nil
 }
 
 // command builds t.Package with the overlay and runs it with t.Command;
 // a non-zero exit is a detection, named by the command and the first line
-// of its output that says FAIL.
+// of its output that says FAIL; the output is returned whole.
 func command(ctx context.Context, opt Options, overlay string, t Test) (detector, output string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()
@@ -282,12 +295,12 @@ func command(ctx context.Context, opt Options, overlay string, t Test) (detector
 	build.Dir = opt.Root
 	if out, err := build.CombinedOutput(); err != nil {
 		if ctx.Err() == context.DeadlineExceeded {
-			return "timeout", tail(string(out), 2000), nil
+			return "timeout", string(out), nil
 		}
 		if parent := ctx.Err(); parent != nil {
 			return "", "", parent
 		}
-		return "build", tail(string(out), 2000), nil
+		return "build", string(out), nil
 	}
 	cmd := exec.CommandContext(ctx, bin, t.Command...)
 	cmd.Dir = opt.Root
@@ -299,7 +312,7 @@ func command(ctx context.Context, opt Options, overlay string, t Test) (detector
 	}
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:
-		return "timeout", tail(string(out), 2000), nil
+		return "timeout", string(out), nil
 	case ctx.Err() != nil:
 		return "", "", ctx.Err()
 	case runErr == nil:
@@ -315,10 +328,10 @@ func command(ctx context.Context, opt Options, overlay string, t Test) (detector
 			if len(l) > 80 {
 				l = l[:80] + "..."
 			}
-			return name + ": " + l, tail(string(out), 2000), nil
+			return name + ": " + l, string(out), nil
 		}
 	}
-	return fmt.Sprintf("%s: exit %d", name, exit.ExitCode()), tail(string(out), 2000), nil
+	return fmt.Sprintf("%s: exit %d", name, exit.ExitCode()), string(out), nil
 }
 
 // buildFailed is the key of a build failure in parseTestJSON's results.

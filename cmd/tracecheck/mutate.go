@@ -10,8 +10,9 @@ import (
 // tracecheck verify --quick, built with the mutant.
 func init() {
 	register(cli.MutateCommand(cli.MutateConfig{
-		Mutants: mutants.Named(),
-		Gate:    &mutate.Test{Package: "./cmd/tracecheck", Command: []string{"verify", "--quick", "--dir", "{dir}"}},
-		What:    "the bundled systems'",
+		Mutants:     mutants.Named(),
+		Gate:        &mutate.Test{Package: "./cmd/tracecheck", Command: []string{"verify", "--quick", "--dir", "{dir}"}},
+		What:        "the bundled systems'",
+		Classifiers: mutants.Classifiers(),
 	}))
 }

@@ -4,7 +4,11 @@
 // kill it. `tracecheck mutate` runs them and prints the kill matrix.
 package mutants
 
-import "github.com/tracecheck/tracecheck/mutate"
+import (
+	"regexp"
+
+	"github.com/tracecheck/tracecheck/mutate"
+)
 
 const (
 	publisher = "impl/checkpoint/publisher.go"
@@ -273,4 +277,20 @@ func Named() []mutate.Mutant {
 			Tests: []mutate.Test{{Package: sessionPkg, Run: "TestBargeIn"}, {Package: sessioncheck, Run: "TestModelBased|TestLinearizable"}},
 		},
 	}
+}
+
+// Classifiers recognise the detectors of tracecheck's own harnesses in a
+// failing test: harness/pubcheck's durability oracle and crash campaigns
+// (by their reports), then the library and trace-validation detectors
+// (mutate.DefaultClassifiers), then, by the test's name, the fault
+// injection tests — so that a fault-injection test whose failure is a
+// divergence report counts as trace validation.
+func Classifiers() []mutate.Classifier {
+	out := []mutate.Classifier{
+		{Kind: mutate.KindDurability, Line: regexp.MustCompile(`not durable: |was not durable before`)},
+		{Kind: mutate.KindCrash, Test: regexp.MustCompile(`\.Test(CrashPoints|CrashRecovery|StartupRecovery)\b`), Line: regexp.MustCompile(`\.go:\d+: (crash( point)? \d+|.*recovery)`)},
+		{Kind: mutate.KindCrash, Test: regexp.MustCompile(`\.Test(CrashPoints|CrashRecovery|StartupRecovery)\b`)},
+	}
+	out = append(out, mutate.DefaultClassifiers...)
+	return append(out, mutate.Classifier{Kind: mutate.KindFaultInjection, Test: regexp.MustCompile(`\.Test(FaultInjection|TeardownAtEveryPoint)\b`)})
 }

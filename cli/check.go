@@ -332,6 +332,9 @@ func (a *app) openTrace(file, modelName string, maxLine int, maxITF int64) (io.R
 		closer()
 		return nil, name, namedModel{}, func() {}, err
 	}
+	// On a pipe only the first line has been read: its times are not
+	// known yet.
+	m.timed = file == "-" || bytes.Contains(head, []byte(`"time"`))
 	return r, name, m, closer, nil
 }
 

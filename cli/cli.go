@@ -142,6 +142,9 @@ type namedModel struct {
 	// byInferred); warnings what the trace's header disagreed with.
 	how      string
 	warnings []string
+	// timed says that the head of the trace (its first 64 KiB) has an
+	// event time: the spec's monitors run (check).
+	timed bool
 }
 
 func newApp(cfg Config) (*app, error) {

@@ -398,6 +398,9 @@ func (c *checkRun) project(r *io.Reader, name string, m namedModel) (wait func()
 	spec := *m.spec
 	if !c.projections {
 		spec.Projections = nil
+		if !m.timed { // no time in the trace's head: its monitors would time nothing
+			spec.Monitors = nil
+		}
 	}
 	if len(spec.Projections) == 0 && len(spec.Monitors) == 0 {
 		return func() (*Projected, error) { return nil, nil }

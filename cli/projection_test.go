@@ -147,6 +147,17 @@ func TestProjectionsOffByDefault(t *testing.T) {
 	if code != cli.ExitViolation || strings.Contains(out, "projected") || !strings.Contains(out, "(timing): VIOLATION") {
 		t.Errorf("a timestamped trace: exit %d, want its timing checked and no projection:\n%s", code, out)
 	}
+	// On standard input too, where only the first line is read before
+	// checking starts.
+	data, err := os.ReadFile(filepath.Join("testdata", "projections", "timing-slow-teardown-bad.ndjson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o, e bytes.Buffer
+	code = cli.Run(cli.Config{Specs: bundled.Specs(), Stdin: bytes.NewReader(data)}, []string{"check", "-q", "-"}, &o, &e)
+	if code != cli.ExitViolation || !strings.Contains(o.String(), "stdin (timing): VIOLATION") {
+		t.Errorf("on stdin: exit %d:\n%s%s", code, o.String(), e.String())
+	}
 }
 
 // CheckProjections, the library call behind check --projections: its

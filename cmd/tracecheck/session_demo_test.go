@@ -43,9 +43,22 @@ func TestSessionDemo(t *testing.T) {
 		})
 	}
 	// The demo's trace of several concurrent sessions checks with `tracecheck check`.
-	runCLI(t, "session-demo", "-sessions", "5", "-turns", "2", "-speed", "200", "-o", trace)
+	demo, _, _ := runCLI(t, "session-demo", "-sessions", "5", "-turns", "2", "-speed", "200", "-o", trace)
 	if out, errs, code := runCLI(t, "check", "--model", "session", trace); code != exitOK || !strings.Contains(out, "5 valid") {
 		t.Fatalf("check of the demo trace: exit %d\n%s\n%s", code, out, errs)
+	}
+	// One trace, every spec: the demo reports each machine spec's
+	// verdict and coverage, and the timing; check --projections agrees.
+	for _, want := range []string{"projected onto connection: valid (5 valid", "projected onto turn: valid (5 valid",
+		"projected onto response: valid (", "projected onto compaction: valid (5 valid", "projected onto tts: valid (",
+		"timing: valid (5 sessions timed)", "teardown: 5, p99 ", "audio after a response's end: 0 of "} {
+		if !strings.Contains(demo, want) {
+			t.Errorf("session-demo's summary does not say %q:\n%s", want, demo)
+		}
+	}
+	out, errs, code := runCLI(t, "check", "-q", "--projections", trace)
+	if code != exitOK || strings.Count(out, ": VALID (") != 7 {
+		t.Fatalf("check --projections of the demo trace: exit %d, want 7 valid reports (session, 5 machines, timing)\n%s\n%s", code, out, errs)
 	}
 	data, err := os.ReadFile(trace)
 	if err != nil || !strings.Contains(string(data), `"action":"Teardown"`) {

@@ -52,11 +52,11 @@ func SessionTiming() cli.Monitor {
 type timing struct {
 	bounds    map[string]time.Duration
 	inst      map[string]*timed
-	order     []string
 	teardowns []time.Duration
 	bargeIns  []time.Duration
 	ends      int // responses ended by a cut whose pipeline's last chunk time is known
 	late      int // of them, those with audio after the end
+	timed     int // instances with a timed event
 	out       []check.InstanceResult
 }
 
@@ -64,27 +64,37 @@ type timing struct {
 type timed struct {
 	events, first, last int
 	join                time.Duration // from Init's detail, else the bound
+	over                bool          // torn down: forgotten after this event
 	speech              time.Time     // the last VadStart
 	begin               time.Time     // a composite Teardown's begin
 	ended               map[int64]time.Time
 	violated            bool
-	hasTime             bool
 }
 
+// Event implements cli.MonitorRun. An instance is kept from its first
+// timed event to the end of its Teardown, so that memory follows the
+// sessions in progress, not the trace.
 func (t *timing) Event(src cli.Source) {
 	e := src.Event
 	in := t.inst[e.Instance]
 	if in == nil {
+		if e.Time.IsZero() {
+			return
+		}
 		in = &timed{first: src.Pos.Line, ended: map[int64]time.Time{}}
 		t.inst[e.Instance] = in
-		t.order = append(t.order, e.Instance)
+		t.timed++
 	}
 	in.events++
 	in.last = src.Pos.Line
 	if e.Time.IsZero() {
 		return
 	}
-	in.hasTime = true
+	defer func() {
+		if in.over {
+			delete(t.inst, e.Instance)
+		}
+	}()
 	at := e.Time
 	switch e.Action {
 	case trace.InitAction:
@@ -143,6 +153,7 @@ func (t *timing) Event(src cli.Source) {
 				began = b
 			}
 		}
+		in.over = true
 		if began.IsZero() {
 			return
 		}
@@ -174,12 +185,7 @@ func (t *timing) violate(in *timed, src cli.Source, reason string) {
 }
 
 func (t *timing) End() ([]check.InstanceResult, int, []string) {
-	n := 0
-	for _, in := range t.inst {
-		if in.hasTime {
-			n++
-		}
-	}
+	n := t.timed
 	if n == 0 {
 		return nil, 0, nil
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -242,4 +243,37 @@ func TestProjectionDetails(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A composition spec's trace checked against its parts' specs, in Go: the
+// bundled session.fizz registers a projection onto each of its five
+// machine specs (internal/bundled); a team's composition spec registers
+// its own (cli.Spec.Projections). Issue 15's stale audio is valid for
+// session.fizz, which does not see audio, and a violation of tts.
+func ExampleCheckProjections() {
+	f, err := os.Open(filepath.Join("testdata", "projections", "stale-audio-bad.ndjson"))
+	if err != nil {
+		panic(err)
+	}
+	defer f.Close()
+	session := bundled.Session()
+	proj, err := cli.CheckProjections(context.Background(), bundled.Specs(), &session, f, "stale-audio", check.Options{}, nil, false)
+	if err != nil {
+		panic(err)
+	}
+	for _, r := range proj.Reports {
+		fmt.Printf("%s: %v\n", r.Projection.Spec, r.Report.Verdict())
+		for _, in := range r.Report.Instances {
+			if d := in.Divergence; d != nil {
+				fmt.Printf("  %s: %s: %s\n", in.Instance, d.Action, d.Reason)
+			}
+		}
+	}
+	// Output:
+	// connection: valid
+	// turn: valid
+	// response: valid
+	// compaction: valid
+	// tts: violation
+	//   s1/r1: Cancel: no Cancel successor has the event's state
 }

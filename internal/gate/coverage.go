@@ -14,6 +14,7 @@ import (
 	"github.com/tracecheck/tracecheck/htmlreport"
 	"github.com/tracecheck/tracecheck/internal/bundled"
 	"github.com/tracecheck/tracecheck/model"
+	"github.com/tracecheck/tracecheck/model/machines"
 	"github.com/tracecheck/tracecheck/model/program"
 	"github.com/tracecheck/tracecheck/model/session"
 )
@@ -139,6 +140,38 @@ func projectedCoverage(ctx context.Context, r *run, s *stage, files []traceFile)
 	covs, err := cli.Coverage(ctx, all...)
 	if err != nil {
 		return err
+	}
+	// Each machine spec's statechart, coloured by what the projected
+	// traces took, goes into the HTML report after session.fizz's.
+	for i := range covs {
+		var reps []*check.Report
+		for _, p := range all {
+			if i < len(p.Reports) && p.Reports[i].Report != nil {
+				reps = append(reps, p.Reports[i].Report)
+			}
+		}
+		var chart htmlreport.Chart
+		switch covs[i].Spec {
+		case "connection":
+			chart, _, _, err = chartOf(ctx, machines.Connection(machines.Written), reps)
+		case "turn":
+			chart, _, _, err = chartOf(ctx, machines.Turn(machines.Written), reps)
+		case "response":
+			chart, _, _, err = chartOf(ctx, machines.Response(machines.Written), reps)
+		case "compaction":
+			chart, _, _, err = chartOf(ctx, machines.Compaction(machines.Written), reps)
+		case "tts":
+			chart, _, _, err = chartOf(ctx, machines.TTS(machines.Written), reps)
+		default:
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		chart.Spec += " (projected from the session traces)"
+		r.mu.Lock()
+		r.charts = append(r.charts, chart)
+		r.mu.Unlock()
 	}
 	var parts []string
 	for _, c := range covs {

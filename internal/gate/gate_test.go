@@ -141,8 +141,14 @@ func TestStagesFail(t *testing.T) {
 			!strings.Contains(r.divs[0].Report, "VIOLATION") {
 			t.Fatalf("divergence for the report: %+v", r.divs)
 		}
-		if len(r.charts) != 2 || r.covered["program"][1] != 10 || r.covered["session"][1] != 36 {
-			t.Fatalf("charts %d, coverage %v; want 2 charts, 10 and 36 transitions required", len(r.charts), r.covered)
+		// program's and session's charts, then the five machine specs',
+		// coloured by the session trace projected onto each.
+		if len(r.charts) != 7 || r.covered["program"][1] != 10 || r.covered["session"][1] != 36 ||
+			r.charts[6].Spec != "tts (projected from the session traces)" || r.charts[6].Required != 72 {
+			t.Fatalf("charts %d, coverage %v; want 7 charts (the last tts's, 72 required), 10 and 36 transitions required", len(r.charts), r.covered)
+		}
+		if figs := s.Figures; !strings.Contains(figs, "machine specs, projected from the session traces: connection ") {
+			t.Errorf("no machine spec coverage among the figures: %s", figs)
 		}
 	})
 }

@@ -56,8 +56,8 @@ Without --operators, PATTERNs select the named mutants (path.Match, e.g.
 'publisher/*'); none means all. With --operators, the arguments are
 packages (./impl/checkpoint): mutants are generated from their source with
 classic operators (boundary < ↔ <=, cond-negate == ↔ !=, if-negate,
-err-check: if err != nil never taken, arith + ↔ -, call-drop, defer-drop,
-incdec), type-checked in memory (those that do not compile are dropped),
+err-check: if err != nil never taken, arith + ↔ -, call-drop (mu.Unlock()
+too), defer-drop, incdec, branch-swap: if/else branches exchanged), type-checked in memory (those that do not compile are dropped),
 and each runs only the tests of its package whose coverage includes the
 mutated position (measured once, per test, with -short unless --long); a
 mutant no test executes is "not covered" and nothing runs (--no-select

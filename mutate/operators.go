@@ -36,10 +36,16 @@ const (
 	OpDeferDrop = "defer-drop"
 	// OpIncDec swaps ++ and --.
 	OpIncDec = "incdec"
+	// OpBranchSwap swaps the branches of an if with a plain else:
+	// if c { A } else { B } → if c { B } else { A }.
+	OpBranchSwap = "branch-swap"
 )
 
 // Operators lists every operator, in the order they are documented.
-var Operators = []string{OpBoundary, OpNegate, OpIfNegate, OpErrCheck, OpArith, OpCallDrop, OpDeferDrop, OpIncDec}
+//
+// Dropping a lock's release is call-drop (mu.Unlock(), mu.RUnlock()) or
+// defer-drop (defer mu.Unlock()); dropping the acquisition is call-drop.
+var Operators = []string{OpBoundary, OpNegate, OpIfNegate, OpErrCheck, OpArith, OpCallDrop, OpDeferDrop, OpIncDec, OpBranchSwap}
 
 // GenerateStats says what [Generate] did.
 type GenerateStats struct {
@@ -280,6 +286,10 @@ func sites(fset *token.FileSet, info *types.Info, f *ast.File, src []byte) []sit
 		case *ast.CommClause:
 			stmtList(n.Body)
 		case *ast.IfStmt:
+			if els, ok := n.Else.(*ast.BlockStmt); ok {
+				inner := func(b *ast.BlockStmt) string { return string(src[off(b.Lbrace)+1 : off(b.Rbrace)]) }
+				add(OpBranchSwap, n.Pos(), n.Body.Lbrace, els.End(), "{"+inner(els)+"} else {"+inner(n.Body)+"}")
+			}
 			switch {
 			case isErrCheck(n.Cond):
 				repl := "false"

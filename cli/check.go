@@ -121,6 +121,9 @@ the report:
   FILE (timing): VERDICT (N instances timed, V violation)
 --bound NAME=DURATION sets their bounds (BOUNDS). A trace without times
 reports nothing more (with --projections, a line saying so).
+With --junit, each projected spec, and the timing when it timed an
+instance, gets a <testsuite> of its own ("FILE (projected onto SPEC)",
+"FILE (timing)").
 With --json, a report has "projections" (with --projections: per spec
 its verdict, counts, non-valid instances and exercised transitions) and
 "monitors" (when an instance was timed: verdict, violations, figures).
@@ -622,6 +625,32 @@ func (c *checkRun) file(file, model string, maxITF int64) {
 	if proj != nil && err == nil {
 		if v := verdictCode(proj.Worst()); severity(v) > severity(c.worst) {
 			c.worst = v
+		}
+		if c.junit { // a test suite per projected spec, and one per monitor that timed
+			for _, p := range proj.Reports {
+				pf := newJUnitFile(name+" (projected onto "+p.Projection.Spec+")", p.Projection.Spec)
+				pf.noReplay = true
+				if p.Report != nil {
+					for _, in := range p.Report.Instances {
+						pf.result(in)
+					}
+				}
+				if p.Err != nil {
+					pf.inputError(p.Err)
+				}
+				c.junitFiles = append(c.junitFiles, pf)
+			}
+			for _, mo := range proj.Monitors {
+				if mo.Timed == 0 {
+					continue
+				}
+				mf := newJUnitFile(name+" ("+mo.Monitor.Name+")", m.name)
+				mf.noReplay = true
+				for _, v := range mo.Violations {
+					mf.result(v)
+				}
+				c.junitFiles = append(c.junitFiles, mf)
+			}
 		}
 	}
 	if err != nil {

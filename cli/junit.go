@@ -54,6 +54,9 @@ type junitFile struct {
 	suite junitSuite
 	file  string
 	model string
+	// noReplay: the file is no trace replay reads (a projection's, a
+	// monitor's suite).
+	noReplay bool
 }
 
 func newJUnitFile(file, model string) *junitFile {
@@ -74,6 +77,7 @@ func (j *junitFile) result(res check.InstanceResult) {
 	if res.Verdict != check.Valid {
 		var b bytes.Buffer
 		ts := check.NewTextStream(&b, j.file, j.model)
+		ts.NoReplay = j.noReplay
 		ts.Result(res)
 		_ = ts.Flush()
 		tc.Failure = &junitProblem{Message: res.Verdict.String() + ": " + res.Reason, Type: res.Verdict.String(), Text: b.String()}

@@ -277,3 +277,28 @@ func ExampleCheckProjections() {
 	// tts: violation
 	//   s1/r1: Cancel: no Cancel successor has the event's state
 }
+
+// check --junit with --projections: a test suite per projected spec and
+// one for the timing, whose failures name no replay command (their file
+// is no trace replay can read).
+func TestProjectionsJUnit(t *testing.T) {
+	junit := filepath.Join(t.TempDir(), "j.xml")
+	_, errs, code := runCLI(t, "check", "-q", "--projections", "--junit", junit, filepath.Join("testdata", "projections", "timing-late-audio-bad.ndjson"))
+	if code != cli.ExitViolation {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	b, err := os.ReadFile(junit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := string(b)
+	for _, want := range []string{`(projected onto connection)" tests="4" failures="0"`, `(projected onto tts)" tests="14" failures="0"`,
+		`(timing)" tests="1" failures="1"`, "after the response&#39;s terminal event"} {
+		if !strings.Contains(x, want) {
+			t.Errorf("JUnit report lacks %q:\n%s", want, x)
+		}
+	}
+	if strings.Contains(x, "replay:") {
+		t.Errorf("a projected or timing failure names a replay command:\n%s", x)
+	}
+}

@@ -1,0 +1,148 @@
+package pubcheck_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/tracecheck/tracecheck/harness/pubcheck"
+	"github.com/tracecheck/tracecheck/impl/checkpoint"
+)
+
+// These tests kill operator mutants of impl/checkpoint that every other
+// test let survive (docs/mutation/matrix.md): error paths no fault case
+// reached, and descriptors nothing counted.
+
+// publishOnce runs a fast publishing run of the program prog (a name of
+// fakeRunner's, or of programs) into pub with fsys (nil: the real
+// filesystem) and returns its result and Publish's error.
+func publishOnce(t *testing.T, pub, prog, runID string, fsys checkpoint.FS, programs map[string]pubcheck.Program) (*checkpoint.Result, error) {
+	t.Helper()
+	r := fakeRunner()
+	for k, p := range programs {
+		r.Programs[k] = p
+	}
+	cfg := checkpoint.Config{Runner: r, SkipRecovery: true, PublishDir: pub, Name: "model", Command: []string{"true", prog}, RunID: runID}
+	if fsys != nil {
+		cfg.FS = fsys
+	}
+	return checkpoint.Publish(context.Background(), cfg)
+}
+
+// A failed fsync of the runs directory, once the run directory is renamed
+// into it, refuses the run as a storage error: the run's record would not
+// be durable.
+func TestRunsDirFsyncFails(t *testing.T) {
+	pub := filepath.Join(t.TempDir(), "pub")
+	ffs := pubcheck.NewFS(pubcheck.Rule{Op: pubcheck.OpSyncDir, Path: filepath.Join(pub, ".tracecheck", "runs"), Exact: true, Err: syscall.EIO})
+	res, err := publishOnce(t, pub, "good", "", ffs, nil)
+	if ffs.Fired() == 0 {
+		t.Fatal("the fault never fired")
+	}
+	if !errors.Is(err, checkpoint.ErrStorage) || !errors.Is(err, syscall.EIO) || res != nil {
+		t.Fatalf("Publish = %+v, %v; want no result and ErrStorage wrapping EIO", res, err)
+	}
+}
+
+// A read error while checking the journal at the end of the program is an
+// I/O error (ErrJournal), not evidence of tampering: the journal is not
+// "restored" over a file nobody changed.
+func TestJournalCheckReadFails(t *testing.T) {
+	pub := filepath.Join(t.TempDir(), "pub")
+	ffs := pubcheck.NewFS(pubcheck.Rule{Op: pubcheck.OpRead, Path: "journal.ndjson", Nth: 1, Err: syscall.EIO})
+	res, err := publishOnce(t, pub, "good", "", ffs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ffs.Fired() == 0 {
+		t.Fatal("the fault never fired")
+	}
+	if !errors.Is(res.Err, checkpoint.ErrJournal) || !errors.Is(res.Err, syscall.EIO) || errors.Is(res.Err, checkpoint.ErrTampered) {
+		t.Errorf("Err %v: want ErrJournal wrapping EIO, not ErrTampered", res.Err)
+	}
+	if res.Outcome == checkpoint.PhasePublished {
+		t.Errorf("published although the journal could not be checked")
+	}
+}
+
+// A journal that the program appended to is restored; a failure to clear
+// the restore's temporary name fails the restore, and the run says so.
+func TestJournalRestoreFails(t *testing.T) {
+	tamper := func(_ context.Context, env map[string]string) int {
+		j := filepath.Join(filepath.Dir(env[checkpoint.EnvEvalFile]), "journal.ndjson")
+		f, err := os.OpenFile(j, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return 2
+		}
+		defer f.Close()
+		if _, err := f.WriteString("{\"forged\":true}\n"); err != nil {
+			return 2
+		}
+		return 1
+	}
+	for _, fail := range []bool{false, true} {
+		pub := filepath.Join(t.TempDir(), "pub")
+		var rules []pubcheck.Rule
+		if fail {
+			rules = append(rules, pubcheck.Rule{Op: pubcheck.OpRemoveAll, Path: "journal.ndjson.restore", Err: syscall.EIO})
+		}
+		ffs := pubcheck.NewFS(rules...)
+		res, err := publishOnce(t, pub, "tamper", "", ffs, map[string]pubcheck.Program{"tamper": tamper})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !errors.Is(res.Err, checkpoint.ErrTampered) {
+			t.Fatalf("fault %v: Err %v, want ErrTampered", fail, res.Err)
+		}
+		if got := errors.Is(res.Err, syscall.EIO); got != fail || (ffs.Fired() > 0) != fail {
+			t.Errorf("fault %v (fired %d): Err %v: the restore's failure reported %v", fail, ffs.Fired(), res.Err, got)
+		}
+	}
+}
+
+// A run ID whose lock exists is taken: the run is refused as a
+// configuration error, not as an unusable publish directory.
+func TestRunIDTaken(t *testing.T) {
+	pub := filepath.Join(t.TempDir(), "pub")
+	first, err := publishOnce(t, pub, "fail", "", nil, nil) // nothing published: only the run ID is taken
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := publishOnce(t, pub, "good", first.RunID, nil, nil)
+	if !errors.Is(err, checkpoint.ErrConfig) || errors.Is(err, checkpoint.ErrStorage) || res != nil {
+		t.Fatalf("second run with ID %s: %+v, %v; want ErrConfig", first.RunID, res, err)
+	}
+}
+
+// openFDs counts this process's open descriptors.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc/self/fd: %v", err)
+	}
+	return len(ents)
+}
+
+// Recovery limited to one journal closes what it opens: repeated, it
+// leaves the count of open descriptors where it was.
+func TestRecoverJournalClosesDescriptors(t *testing.T) {
+	pub := filepath.Join(t.TempDir(), "pub")
+	res, err := publishOnce(t, pub, "good", "", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const rounds = 20
+	before := openFDs(t)
+	for range rounds {
+		if _, err := checkpoint.Recover(context.Background(), checkpoint.RecoverOptions{PublishDir: pub, Journal: res.Journal}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := openFDs(t); after-before >= rounds/2 {
+		t.Errorf("%d descriptors open before %d recoveries, %d after: a descriptor leaks per recovery", before, rounds, after)
+	}
+}

@@ -302,3 +302,24 @@ func TestProjectionsJUnit(t *testing.T) {
 		t.Errorf("a projected or timing failure names a replay command:\n%s", x)
 	}
 }
+
+// The corpus's valid session traces — written by hand, or recorded by
+// earlier versions of impl/session without the details the projections
+// read — are valid against every machine spec too: without a response's
+// number the projection numbers them as impl/session does, and a trace
+// that never says a pipeline stopped leaves its ends unknown (valid if
+// nothing contradicts the spec), never wrong.
+func TestProjectionsOfTheCorpus(t *testing.T) {
+	paths, _ := filepath.Glob(corpusDir + "session/*-ok.ndjson")
+	rec, _ := filepath.Glob(corpusDir + "session/recorded/*-ok.ndjson")
+	paths = append(paths, rec...)
+	if len(paths) < 4 {
+		t.Fatalf("corpus: %v", paths)
+	}
+	for _, p := range paths {
+		out, errs, code := runCLI(t, "check", "-q", "--projections", p)
+		if code != cli.ExitOK || strings.Count(out, "(projected onto ") != 5 {
+			t.Errorf("%s: exit %d\n%s%s", p, code, out, errs)
+		}
+	}
+}

@@ -73,6 +73,10 @@ type sess struct {
 	// torn: the projection has taken the machine's ConnTorn (a child's
 	// commit after teardown began, detail torn, or Teardown itself).
 	torn bool
+	// tts: the last response number, the active response, and whether
+	// the trace has said that a pipeline stopped (TTSClosed).
+	lastResp, activeResp int64
+	ttsClosed            bool
 }
 
 // step is one projected event before its instance and sequence number.
@@ -434,23 +438,38 @@ func ttsEnd(inst, action string, a audio, r *ttsResp) []step {
 	return append(out, step{instance: inst, action: action, state: st})
 }
 
-func ttsEvents(_ *projector, s *sess, src cli.Source) []step {
+func ttsEvents(p *projector, s *sess, src cli.Source) []step {
 	e := src.Event
-	id, _ := detailInt(e.Detail, "response")
 	inst := func(id int64) string { return s.name + "/r" + strconv.FormatInt(id, 10) }
+	// A response's number is its event's detail "response"; an emitter
+	// that does not give it (a trace written by hand) numbers them as
+	// impl/session does, from 1 in order of start, and ends the active one.
+	id, ok := detailInt(e.Detail, "response")
 	switch e.Action {
 	case actRespStart:
-		var out []step
-		if old, ok := detailInt(e.Detail, "preempted"); ok {
-			if r := s.resp[old]; r != nil && !r.ended {
-				r.ended = true
-				out = append(out, ttsEnd(inst(old), machines.TTSCancel, audioOf(e), r)...)
-			}
+		if !ok {
+			id = s.lastResp + 1
 		}
-		s.resp[id] = &ttsResp{}
+		s.lastResp = max(s.lastResp, id)
+		var out []step
+		old, ok := detailInt(e.Detail, "preempted")
+		if !ok {
+			old = s.activeResp
+		}
+		if r := s.resp[old]; r != nil && !r.ended {
+			r.ended = true
+			out = append(out, ttsEnd(inst(old), machines.TTSCancel, audioOf(e), r)...)
+		}
+		s.resp[id], s.activeResp = &ttsResp{}, id
 		return append(out, step{instance: inst(id), action: trace.InitAction, state: map[string]any{"resp": "live", "worker": "running",
 			"stream": "open", "buf": 0, "sent": 0, "dones": 0, "joins": 0, "late": false}})
 	case actRespFinish:
+		if !ok {
+			id = s.activeResp
+		}
+		if id == s.activeResp {
+			s.activeResp = 0
+		}
 		r := s.resp[id]
 		if r == nil {
 			return nil
@@ -469,6 +488,15 @@ func ttsEvents(_ *projector, s *sess, src cli.Source) []step {
 		}
 		return ttsEnd(inst(id), machines.TTSCancel, audioOf(e), r)
 	case actTTSClosed:
+		s.ttsClosed = true
+		if !ok { // the oldest response whose pipeline has not returned
+			for _, n := range slices.Sorted(maps.Keys(s.resp)) {
+				if !s.resp[n].returned {
+					id = n
+					break
+				}
+			}
+		}
 		r := s.resp[id]
 		if r == nil || r.joined {
 			return nil
@@ -495,13 +523,27 @@ func ttsEvents(_ *projector, s *sess, src cli.Source) []step {
 		return out
 	}
 	if _, ok := teardownEnd(s, e); ok {
-		// A response still live at the end of teardown was abandoned with
-		// its pipeline: Close ends it, and nothing joins its worker.
+		// A response still live at the end of teardown is closed by it:
+		// if its pipeline had returned (a TTSClosed without the details
+		// that say teardown ended it: an older trace), its end is then
+		// received; if not, it was abandoned, and nothing joins its
+		// worker. A session whose trace never says that a pipeline
+		// stopped (no TTSClosed at all: an emitter that does not trace
+		// M5's end) leaves its pipelines' ends unknown: the projection
+		// closes their instances, valid if nothing in them broke the spec.
 		var out []step
 		for _, n := range slices.Sorted(maps.Keys(s.resp)) {
-			if r := s.resp[n]; !r.ended {
+			r := s.resp[n]
+			if !r.ended {
 				r.ended = true
 				out = append(out, step{instance: inst(n), action: machines.TTSClose, state: map[string]any{"resp": "cancelled", "stream": "cut"}})
+				if r.returned {
+					r.joined = true
+					out = append(out, step{instance: inst(n), action: machines.TTSReap, state: map[string]any{"worker": "joined"}})
+				}
+			}
+			if !s.ttsClosed && !r.joined {
+				p.closed[inst(n)] = true
 			}
 		}
 		return out

@@ -2,13 +2,15 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/tracecheck/tracecheck/check"
 )
 
-const coverageSynopsis = `[--model SPEC] [--mutant NAME] [--json] FILE|DIR...|-
+const coverageSynopsis = `[--model SPEC] [--mutant NAME] [--json] [--projections] FILE|DIR...|-
 
 Checks the traces against a registered spec and prints how many of the
 spec's transitions (the edges of its reachable state graph, as tracecheck
@@ -24,6 +26,12 @@ the traces under it. A step counts only if exactly one transition fits
 it; steps after a violation count for nothing. All files must be traces
 of the same model (--model, or inferred from the first).
 
+--projections also prints the coverage of each spec the traces' spec
+projects onto (check --projections; the bundled session onto its machine
+specs connection, turn, response, compaction and tts), by the projected
+traces, each after a line "projected onto SPEC:"; with --json the output
+is then {"coverage": ..., "projections": [{"spec", "coverage"}]}.
+
 Exit codes: 0 the coverage was computed (whatever the verdicts), 3 input
 error, 2 usage.`
 
@@ -31,6 +39,7 @@ func (a *app) runCoverage(args []string, stdout, stderr io.Writer) int {
 	fs := NewFlagSet("coverage", coverageSynopsis, stderr)
 	tf := a.addTraceFlags(fs)
 	asJSON := fs.Bool("json", false, UsageJSON)
+	projections := fs.Bool("projections", false, "also the coverage of each spec the traces' spec projects onto, by the projected traces")
 	files, code := a.traceArgs(fs, tf, args, stderr, "no trace given", func(n int) bool { return n > 0 })
 	if code >= 0 {
 		return code
@@ -40,8 +49,13 @@ func (a *app) runCoverage(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tracecheck coverage: %v\n", err)
 		return ExitInput
 	}
+	if *projections && slices.Contains(files, "-") {
+		fmt.Fprintln(stderr, "tracecheck coverage: --projections reads each trace twice: name files, not standard input")
+		return ExitUsage
+	}
 	ctx := context.Background()
 	var reports []*check.Report
+	var projected []*Projected
 	var m namedModel
 	modelName := *tf.model
 	for _, file := range files {
@@ -65,16 +79,63 @@ func (a *app) runCoverage(args []string, stdout, stderr io.Writer) int {
 			return ExitInput
 		}
 		reports = append(reports, rep)
+		if *projections && m.spec != nil && len(m.spec.Projections) > 0 {
+			pr, pname, _, closeAgain, err := a.openTrace(file, modelName, *tf.maxLine, *tf.maxITF)
+			if err != nil {
+				fmt.Fprintf(stderr, "tracecheck coverage: %v\n", err)
+				return ExitInput
+			}
+			spec := *m.spec
+			spec.Monitors = nil
+			p, err := CheckProjections(ctx, a.specs, &spec, pr, pname, check.Options{MaxLine: *tf.maxLine}, nil, false)
+			closeAgain()
+			if err != nil {
+				fmt.Fprintf(stderr, "tracecheck coverage: %v\n", err)
+				return ExitInput
+			}
+			projected = append(projected, p)
+		}
 	}
 	cov, err := m.model.Coverage(ctx, reports)
 	if err != nil {
 		fmt.Fprintf(stderr, "tracecheck coverage: %v\n", err)
 		return ExitInput
 	}
-	if *asJSON {
+	var pcovs []ProjectedCoverage
+	if len(projected) > 0 {
+		if pcovs, err = Coverage(ctx, projected...); err != nil {
+			fmt.Fprintf(stderr, "tracecheck coverage: %v\n", err)
+			return ExitInput
+		}
+	}
+	switch {
+	case *asJSON && *projections:
+		type proj struct {
+			Spec     string          `json:"spec"`
+			Coverage *check.Coverage `json:"coverage"`
+		}
+		out := struct {
+			Coverage    *check.Coverage `json:"coverage"`
+			Projections []proj          `json:"projections"`
+		}{Coverage: cov, Projections: []proj{}}
+		for _, c := range pcovs {
+			out.Projections = append(out.Projections, proj{c.Spec, c.Coverage})
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(out)
+	case *asJSON:
 		err = cov.WriteJSON(stdout)
-	} else {
+	default:
 		err = cov.WriteText(stdout)
+		for _, c := range pcovs {
+			if err == nil {
+				_, err = fmt.Fprintf(stdout, "projected onto %s:\n", c.Spec)
+			}
+			if err == nil {
+				err = c.Coverage.WriteText(stdout)
+			}
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "tracecheck coverage: %v\n", err)

@@ -323,3 +323,29 @@ func TestProjectionsOfTheCorpus(t *testing.T) {
 		}
 	}
 }
+
+// coverage --projections: the machine specs' coverage by the projected
+// traces, after the spec's own.
+func TestCoverageProjections(t *testing.T) {
+	file := filepath.Join("testdata", "projections", "demo-ok.ndjson")
+	out, errs, code := runCLI(t, "coverage", "--projections", file)
+	if code != cli.ExitOK || !strings.Contains(out, "model session: exercised 23/36") ||
+		!strings.Contains(out, "projected onto tts:\nmodel tts: exercised 13/72 transitions") {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	out, _, code = runCLI(t, "coverage", "--projections", "--json", file)
+	var js struct {
+		Coverage    check.Coverage
+		Projections []struct {
+			Spec     string
+			Coverage check.Coverage
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &js); code != cli.ExitOK || err != nil || js.Coverage.RequiredExercised != 23 || len(js.Projections) != 5 ||
+		js.Projections[1].Spec != "turn" || js.Projections[1].Coverage.RequiredExercised != 7 {
+		t.Fatalf("--json: exit %d, %v: %+v", code, err, js)
+	}
+	if _, _, code := runCLI(t, "coverage", "--projections", "-"); code != cli.ExitUsage {
+		t.Errorf("--projections on standard input: exit %d, want usage", code)
+	}
+}

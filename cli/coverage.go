@@ -110,17 +110,10 @@ func (a *app) runCoverage(args []string, stdout, stderr io.Writer) int {
 	}
 	switch {
 	case *asJSON && *projections:
-		type proj struct {
-			Spec     string          `json:"spec"`
-			Coverage *check.Coverage `json:"coverage"`
-		}
 		out := struct {
-			Coverage    *check.Coverage `json:"coverage"`
-			Projections []proj          `json:"projections"`
-		}{Coverage: cov, Projections: []proj{}}
-		for _, c := range pcovs {
-			out.Projections = append(out.Projections, proj{c.Spec, c.Coverage})
-		}
+			Coverage    *check.Coverage     `json:"coverage"`
+			Projections []ProjectedCoverage `json:"projections"`
+		}{Coverage: cov, Projections: append([]ProjectedCoverage{}, pcovs...)}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		err = enc.Encode(out)

@@ -482,8 +482,8 @@ func (p *Projected) writeJSON(s *jsonStream, indent string, all bool) {
 // ProjectedCoverage is the coverage of one projection's target spec by
 // the projected traces.
 type ProjectedCoverage struct {
-	Spec     string
-	Coverage *check.Coverage
+	Spec     string          `json:"spec"`
+	Coverage *check.Coverage `json:"coverage"`
 }
 
 // Coverage returns, for each projection whose check ran, which of its

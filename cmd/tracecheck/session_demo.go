@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/tracecheck/tracecheck/check"
 	"github.com/tracecheck/tracecheck/cli"
@@ -73,6 +74,7 @@ func runSessionDemo(args []string, stdout, stderr io.Writer) int {
 	turns := fs.Int("turns", 0, "user `turns` per session, on average in the realistic mix (0..1000; 0: 4 realistic, 3 plain)")
 	speed := fs.Float64("speed", 20, "pacing `factor` of audio and TTS: 1 is real time (> 0)")
 	mixName := fs.String("mix", "realistic", "the `workload`: realistic or plain")
+	bargeIn := fs.Duration("barge-in", session.DefaultBargeInMinSpeech, "the user's speech that interrupts a streaming response: its minimum `duration` (0 disables barge-in)")
 	seed := fs.Int64("seed", session.DefaultDemoSeed, cli.UsageSeed)
 	out := fs.String("o", "", "trace output `file`, - for stdout (default: a new temporary file)")
 	natsURL := fs.String("trace-nats", "", cli.UsageTraceNATS)
@@ -92,6 +94,9 @@ func runSessionDemo(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	case *seed < 1:
 		fmt.Fprintf(stderr, "tracecheck session-demo: -seed %d must be >= 1\n", *seed)
+		return exitUsage
+	case *bargeIn < 0:
+		fmt.Fprintf(stderr, "tracecheck session-demo: -barge-in %v must be >= 0 (0 disables barge-in)\n", *bargeIn)
 		return exitUsage
 	case !(*speed > 0) || *speed > 1e6:
 		fmt.Fprintf(stderr, "tracecheck session-demo: -speed %v must be > 0\n", *speed)
@@ -135,7 +140,7 @@ func runSessionDemo(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	rep, err := session.RunDemo(context.Background(), session.DemoConfig{Sessions: *sessions, Turns: *turns,
-		Speed: *speed, Mix: mix, Seed: *seed, Sink: tee})
+		Speed: *speed, Mix: mix, Seed: *seed, Sink: tee, BargeInMinSpeech: bargeInSetting(*bargeIn)})
 	failed := 0
 	for _, e := range rep.Errs {
 		if e != nil {
@@ -321,4 +326,13 @@ func byAction(edges []string) string {
 		parts[i] = fmt.Sprintf("%s %d", a, counts[a])
 	}
 	return strings.Join(parts, ", ")
+}
+
+// bargeInSetting is Config.BargeInMinSpeech for the -barge-in flag, where
+// 0 disables barge-in.
+func bargeInSetting(d time.Duration) time.Duration {
+	if d == 0 {
+		return session.BargeInOff
+	}
+	return d
 }

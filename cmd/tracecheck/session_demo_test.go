@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,6 +31,7 @@ func TestSessionDemo(t *testing.T) {
 		{"bad seed", []string{"session-demo", "-seed", "0"}, exitUsage, ""},
 		{"bad turns", []string{"session-demo", "-turns", "-1"}, exitUsage, ""},
 		{"bad speed", []string{"session-demo", "-speed", "-1"}, exitUsage, ""},
+		{"bad barge-in", []string{"session-demo", "-barge-in", "-1ms"}, exitUsage, ""},
 		{"NaN speed", []string{"session-demo", "-speed", "NaN"}, exitUsage, ""},
 		{"extra argument", []string{"session-demo", "x"}, exitUsage, ""},
 		{"unwritable", []string{"session-demo", "-sessions", "1", "-turns", "1", "-speed", "500", "-o", filepath.Join(dir, "no", "such", "f")}, exitInput, ""},
@@ -41,6 +43,25 @@ func TestSessionDemo(t *testing.T) {
 				t.Fatalf("exit %d (want %d)\nstdout:\n%s\nstderr:\n%s", code, c.code, out, errs)
 			}
 		})
+	}
+	// Barge-in is on by default: the realistic mix's users interrupt
+	// responses; -barge-in 0 disables it, and no response is interrupted
+	// by speech (the same seed).
+	interrupted := func(args ...string) int {
+		t.Helper()
+		out, errs, code := runCLI(t, append([]string{"session-demo", "-speed", "200", "-seed", "9", "-o", trace}, args...)...)
+		var n int
+		i := strings.Index(out, "barge-in: ")
+		if code != exitOK || i < 0 {
+			t.Fatalf("session-demo %q: exit %d\n%s\n%s", args, code, out, errs)
+		}
+		if _, err := fmt.Sscanf(out[i:], "barge-in: %d responses interrupted", &n); err != nil {
+			t.Fatalf("session-demo %q: %v in %q", args, err, out[i:])
+		}
+		return n
+	}
+	if on, off := interrupted(), interrupted("-barge-in", "0"); on == 0 || off != 0 {
+		t.Errorf("responses interrupted by speech: %d by default (want > 0), %d with -barge-in 0 (want 0)", on, off)
 	}
 	// The demo's trace of several concurrent sessions checks with `tracecheck check`.
 	demo, _, _ := runCLI(t, "session-demo", "-sessions", "5", "-turns", "2", "-speed", "200", "-o", trace)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"time"
 
 	"github.com/tracecheck/tracecheck/trace"
 )
@@ -29,6 +30,9 @@ type DemoConfig struct {
 	Seed int64
 	// Sink receives every session's trace events (nil: no trace).
 	Sink trace.Sink
+	// BargeInMinSpeech is every session's Config.BargeInMinSpeech (0: the
+	// default, DefaultBargeInMinSpeech; BargeInOff disables barge-in).
+	BargeInMinSpeech time.Duration
 }
 
 // DemoReport summarises a demo run. The fields after AudioBytes are the
@@ -208,9 +212,10 @@ func demoSession(ctx context.Context, dc DemoConfig, i int) (DemoReport, error) 
 
 func plainSession(ctx context.Context, dc DemoConfig, i int) (turns, resps, comps int, audio int64, err error) {
 	s, err := New(ctx, Config{
-		Instance:    fmt.Sprintf("demo-%d", i),
-		Sink:        dc.Sink,
-		Synthesizer: &PacedSynthesizer{Speed: dc.Speed},
+		Instance:         fmt.Sprintf("demo-%d", i),
+		Sink:             dc.Sink,
+		Synthesizer:      &PacedSynthesizer{Speed: dc.Speed},
+		BargeInMinSpeech: dc.BargeInMinSpeech,
 	})
 	if err != nil {
 		return 0, 0, 0, 0, err

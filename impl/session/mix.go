@@ -218,7 +218,7 @@ func mixDemo(ctx context.Context, dc DemoConfig, i int) (DemoReport, error) {
 	s, err := New(sctx, Config{Instance: m.name, Sink: dc.Sink, Detector: m.w, Generator: m.w,
 		Synthesizer: m.w, Compactor: &m.w.compaction,
 		// A generous deadline: thousands of sessions share two cores.
-		JoinTimeout: 10 * time.Second})
+		JoinTimeout: 10 * time.Second, BargeInMinSpeech: dc.BargeInMinSpeech})
 	if err != nil {
 		return DemoReport{}, err
 	}

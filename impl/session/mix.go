@@ -115,11 +115,14 @@ type mixSession struct {
 	end     endKind
 	target  mixState // the state in which the end comes (scripted)
 	crash   int      // the child that panics, for endCrash
-	// twoExits: a scripted drop or VAD crash comes with a second exit
-	// path at once (the client hanging up, or the VAD crashing too), so
-	// that teardown sees both fire (M1's exits); the sessions of every
-	// second cycle of the plan after the first (j/32 odd).
-	twoExits bool
+	// twoExits: the scripted session's end comes with one or both of
+	// the other exit paths pending when the connection checks them
+	// (finishTwice, variant exitVariant: M1's exits); every second
+	// session of the plan's cycle. gate is the connection's context,
+	// which holds the connection while the script fires them.
+	twoExits    bool
+	exitVariant int
+	gate        *connGate
 
 	// The scripted session's view of the spec state.
 	vad    bool
@@ -194,7 +197,7 @@ func mixDemo(ctx context.Context, dc DemoConfig, i int) (DemoReport, error) {
 	}
 	k := (j + off) % 32
 	m.target, m.end = mixStateOf(k%8), mixEnds[k/8]
-	m.twoExits = !m.racing && (j/32)%2 == 1
+	m.twoExits, m.exitVariant = !m.racing && k%2 == 1, k/2
 	if m.racing {
 		m.end = mixEnds[m.rng.IntN(len(mixEnds))]
 	}
@@ -214,8 +217,8 @@ func mixDemo(ctx context.Context, dc DemoConfig, i int) (DemoReport, error) {
 	}
 	sctx, drop := context.WithCancel(ctx)
 	defer drop()
-	m.drop = drop
-	s, err := New(sctx, Config{Instance: m.name, Sink: dc.Sink, Detector: m.w, Generator: m.w,
+	m.drop, m.gate = drop, newConnGate(sctx)
+	s, err := New(m.gate, Config{Instance: m.name, Sink: dc.Sink, Detector: m.w, Generator: m.w,
 		Synthesizer: m.w, Compactor: &m.w.compaction,
 		// A generous deadline: thousands of sessions share two cores.
 		JoinTimeout: 10 * time.Second, BargeInMinSpeech: dc.BargeInMinSpeech})
@@ -689,8 +692,8 @@ func (m *mixSession) goTo(st mixState) {
 // drops, or a child's work panics; then the client closes it, and Close
 // must report what happened and nothing else (nothing abandoned).
 func (m *mixSession) finish() {
-	if m.twoExits && (m.end == endDrop || (m.end == endCrash && m.crash == crashVAD)) {
-		m.finishTwice()
+	if m.twoExits {
+		m.finishTwice(m.gate, m.exitVariant)
 		return
 	}
 	var want error
@@ -700,17 +703,7 @@ func (m *mixSession) finish() {
 		m.drop()
 	case endCrash:
 		want = ErrChildPanic
-		switch m.crash {
-		case crashVAD:
-			m.w.crashVAD.Store(true)
-			if _, err := m.s.PushAudio(mixSpeech); !errors.Is(err, ErrChildPanic) {
-				m.failf("PushAudio to a crashing VAD: %v", err)
-			}
-		case crashTTS:
-			m.resp.h.end(endPanic)
-		case crashComp:
-			m.job.h.end(endPanic)
-		}
+		m.crashChild()
 	}
 	if want != nil {
 		m.wait(m.s.Done(), "the session to tear itself down")
@@ -728,65 +721,19 @@ func (m *mixSession) finish() {
 	m.count(m.end, m.crash)
 }
 
-// finishTwice ends the session by two exit paths at once (or three): the
-// connection drops and the client hangs up, or the VAD crashes and the
-// client hangs up or the connection drops (or both), each right after the
-// one before, in the same goroutine (or, for a drop after a hang-up, in
-// another): teardown
-// acts on the one the connection goroutine sees first, once, and finds
-// the other pending when it begins (M1's exits). Close reports the
-// error of the path acted on (nil for the hang-up), nothing else.
-func (m *mixSession) finishTwice() {
-	hangUp := func() {
-		m.s.Close() // checked below
-	}
-	crashVAD := func() {
+// crashChild makes the planned child's work panic (m.crash).
+func (m *mixSession) crashChild() {
+	switch m.crash {
+	case crashVAD:
 		m.w.crashVAD.Store(true)
-		if _, err := m.s.PushAudio(mixSpeech); !errors.Is(err, ErrChildPanic) && !errors.Is(err, ErrClosed) {
+		if _, err := m.s.PushAudio(mixSpeech); !errors.Is(err, ErrChildPanic) {
 			m.failf("PushAudio to a crashing VAD: %v", err)
 		}
+	case crashTTS:
+		m.resp.h.end(endPanic)
+	case crashComp:
+		m.job.h.end(endPanic)
 	}
-	hangUpFirst := func() {
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			m.s.Close()
-		}()
-		m.drop()
-		<-done
-	}
-	var first, second error // the errors the two paths give
-	var fire []func()
-	switch {
-	case m.end == endDrop && m.nresp%3 == 0:
-		first, second = ErrConnectionDropped, nil
-		fire = []func(){m.drop, hangUp}
-	case m.end == endDrop && m.nresp%3 == 1:
-		first, second = ErrConnectionDropped, nil
-		fire = []func(){hangUpFirst}
-	case m.end == endDrop:
-		first, second = ErrChildPanic, ErrConnectionDropped
-		fire = []func(){crashVAD, m.drop}
-	case m.nresp%2 == 0: // the VAD crashes
-		first, second = ErrChildPanic, nil
-		fire = []func(){crashVAD, hangUp}
-	default: // the VAD crashes, the connection drops, the client hangs up
-		first, second = ErrChildPanic, ErrConnectionDropped
-		fire = []func(){crashVAD, m.drop, hangUp}
-	}
-	for _, f := range fire {
-		f()
-	}
-	m.wait(m.s.Done(), "the session to tear itself down")
-	err := m.s.Close()
-	m.closed = true
-	switch {
-	case errors.Is(err, ErrAbandoned):
-		m.failf("Close: %v", err)
-	case err != nil && !errors.Is(err, first) && !errors.Is(err, second):
-		m.failf("Close: %v, want nil or an error wrapping %v or %v", err, first, second)
-	}
-	m.count(m.end, m.crash)
 }
 
 func (m *mixSession) count(end endKind, crash int) {

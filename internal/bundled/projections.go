@@ -207,6 +207,10 @@ var connectionFire = map[string][2]string{
 	"panic": {machines.ConnectionChildPanics, machines.ConnectionTeardownOnPanic},
 }
 
+// exitCycle is the order in which the connection projection fires the
+// exit paths pending with the one acted on, from it.
+var exitCycle = [...]string{"close", "panic", "drop"}
+
 func connectionEvents(_ *projector, _ *sess, src cli.Source) []step {
 	e := src.Event
 	switch {
@@ -214,21 +218,24 @@ func connectionEvents(_ *projector, _ *sess, src cli.Source) []step {
 		return []step{{action: trace.InitAction, state: map[string]any{"conn": "live", "exits": emptySet(), "handled": emptySet(), "teardowns": 0}}}
 	case teardownBegins(e):
 		// Every exit path that fired before teardown began (detail
-		// exits, impl/session's), then the teardown on the one it acted on.
+		// exits, impl/session's), then the teardown on the one it acted
+		// on. The order in which they fired is not observable: the one
+		// acted on first, then the others in the cycle's order after it
+		// (close, panic, drop, close), so that the ends with two others
+		// pending fire them in an order that depends on the one acted on.
 		exit := exitPath(e)
 		var out []step
-		fired := map[string]bool{}
-		paths := []string{exit}
+		pending := map[string]bool{exit: true}
 		if xs, ok := e.Detail["exits"].([]any); ok {
 			for _, x := range xs {
 				if s, ok := x.(string); ok && connectionFire[s] != [2]string{} {
-					paths = append(paths, s)
+					pending[s] = true
 				}
 			}
 		}
-		for _, p := range paths {
-			if !fired[p] {
-				fired[p] = true
+		at := slices.Index(exitCycle[:], exit)
+		for i := range exitCycle {
+			if p := exitCycle[(at+i)%len(exitCycle)]; pending[p] {
 				out = append(out, step{action: connectionFire[p][0], state: map[string]any{}})
 			}
 		}

@@ -1,0 +1,165 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// This file holds the realistic mix's scripted ends by two or three exit
+// paths at once (M1's exits): the connection goroutine acts on one and
+// finds the others pending when it checks them. The connection goroutine
+// checks them the instant it wakes, so the script holds it there with a
+// gate of its own: the context it gives New (the connection), whose Err
+// and Value (context.Cause's) wait, once armed, until the script has fired
+// the other paths. The session's code is the production code; the hook is
+// the workload's context.
+
+// connGate is the context a scripted session gives New: the session's
+// own, whose Err and Value hold their caller once armed (the connection
+// goroutine, checking the drop after a close or a failure woke it, or
+// reading the drop's cause), until released.
+type connGate struct {
+	context.Context
+	armed   atomic.Bool
+	held    chan struct{} // receives when a call is held
+	release chan struct{} // closed to let it go on
+}
+
+func newConnGate(ctx context.Context) *connGate {
+	return &connGate{Context: ctx, held: make(chan struct{}, 1), release: make(chan struct{})}
+}
+
+func (g *connGate) hold() {
+	if g.armed.CompareAndSwap(true, false) {
+		g.held <- struct{}{}
+		<-g.release
+	}
+}
+
+// Err implements context.Context, held once armed.
+func (g *connGate) Err() error {
+	g.hold()
+	return g.Context.Err()
+}
+
+// Value implements context.Context, held once armed (context.Cause reads
+// the drop's cause through it).
+func (g *connGate) Value(key any) any {
+	g.hold()
+	return g.Context.Value(key)
+}
+
+// parkMu serializes the scripted ends that need a Close waiting on the
+// connection (closePending), so that at most one goroutine of the mix is
+// blocked in Close's send at a time: parked finds it by its stack.
+var parkMu sync.Mutex
+
+// closePending calls Close, which blocks on its send to the connection
+// goroutine until that goroutine checks for a waiting Close.
+func (m *mixSession) closePending(done chan<- struct{}) {
+	defer close(done)
+	m.s.Close() // its error is checked by the script's own Close
+}
+
+// parked waits until the goroutine running closePending is blocked in
+// Close's select (its send to the connection), for at most a minute.
+func parked() bool {
+	buf := make([]byte, 1<<20)
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		n := runtime.Stack(buf, true)
+		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
+			if strings.Contains(g, "(*mixSession).closePending") && strings.Contains(g, "(*Session).Close(") {
+				if head, _, _ := strings.Cut(g, "\n"); strings.Contains(head, "[select") {
+					return true
+				}
+			}
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+	return false
+}
+
+// finishTwice ends the session by its planned exit path (a hang-up, a
+// drop, or a child's panic) with one or both of the others pending when
+// the connection goroutine checks them (variant v: the first other, the
+// second, both; the others in the order close, drop, panic). The panic
+// fired as a pending path is the VAD's. Teardown acts on the planned path
+// once; Close reports its error (nil for a hang-up), nothing else.
+//
+// A close cannot be pending when a failure woke the connection: the
+// goroutine checks for a waiting Close before anything the workload
+// supplies runs (docs/machines.md), so a panic's others are the drop.
+func (m *mixSession) finishTwice(g *connGate, v int) {
+	exit := map[endKind]string{endHangUp: "close", endDrop: "drop", endCrash: "panic"}[m.end]
+	var others []string
+	for _, p := range []string{"close", "drop", "panic"} {
+		if p != exit && !(exit == "panic" && p == "close") {
+			others = append(others, p)
+		}
+	}
+	pending := others
+	if len(others) == 2 && v%3 < 2 {
+		pending = others[v%3 : v%3+1]
+	}
+	var want error
+	closing := make(chan struct{})
+	hangUp := func() { go m.closePending(closing) }
+	needPark := exit != "close" && pending[0] == "close"
+	if needPark {
+		parkMu.Lock()
+		defer parkMu.Unlock()
+	}
+	g.armed.Store(true)
+	switch exit {
+	case "close":
+		hangUp()
+	case "drop":
+		want = ErrConnectionDropped
+		m.drop()
+	case "panic":
+		want = ErrChildPanic
+		m.crashChild()
+	}
+	if !m.wait(g.held, "the connection to check its exit paths") {
+		close(g.release)
+		return
+	}
+	for _, p := range pending {
+		switch p {
+		case "close":
+			hangUp()
+			if !parked() {
+				m.failf("the hang-up did not reach the connection")
+			}
+		case "drop":
+			m.drop()
+		case "panic":
+			m.w.crashVAD.Store(true)
+			if _, err := m.s.PushAudio(mixSpeech); !errors.Is(err, ErrChildPanic) {
+				m.failf("PushAudio to a crashing VAD: %v", err)
+			}
+		}
+	}
+	close(g.release)
+	m.wait(m.s.Done(), "the session to tear itself down")
+	if exit == "close" || needPark {
+		m.wait(closing, "the hang-up to return")
+	}
+	err := m.s.Close()
+	m.closed = true
+	switch {
+	case errors.Is(err, ErrAbandoned):
+		m.failf("Close: %v", err)
+	case want == nil && err != nil:
+		m.failf("Close after a hang-up: %v", err)
+	case want != nil && !errors.Is(err, want):
+		m.failf("Close: %v, want an error wrapping %v", err, want)
+	}
+	m.count(m.end, m.crash)
+}

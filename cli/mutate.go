@@ -112,6 +112,7 @@ func runMutate(cfg MutateConfig, args []string, stdout, stderr io.Writer) int {
 	cacheDir := fs.String("cache", "", "the result cache `DIR` (default: tracecheck/mutate under the user cache directory)")
 	noCache := fs.Bool("no-cache", false, "neither read nor write the result cache")
 	noSelect := fs.Bool("no-select", false, "with --operators: run the package's whole suite against each mutant, not the tests covering it")
+	staged := fs.Bool("staged", true, "with --operators and selection: build each package's test binary once per mutant and run the fastest covering test first, then the rest, with -test.failfast (--staged=false: one go test run per package)")
 	shard := fs.String("shard", "", "run only shard `i/n` of the mutants (by a hash of the name), for a CI matrix")
 	merge := fs.Bool("merge", false, "merge the kill matrices (JSON files) named as arguments; run nothing")
 	equivFile := fs.String("equivalents", "", "`FILE` of mutants judged equivalent: lines NAME REASON")
@@ -198,10 +199,11 @@ func runMutate(cfg MutateConfig, args []string, stdout, stderr io.Writer) int {
 		return ExitOK
 	}
 	camp := &mutate.Campaign{
-		Options: mutate.Options{Root: *root, Timeout: *timeout, Race: *race, Short: *operators && !*long, NoVet: *operators, Classifiers: cfg.Classifiers},
-		Jobs:    max(1, *jobs),
-		Select:  !*noSelect,
-		Log:     stderr,
+		Options: mutate.Options{Root: *root, Timeout: *timeout, Race: *race, Short: *operators && !*long, NoVet: *operators, Classifiers: cfg.Classifiers,
+			Staged: *operators && !*noSelect && *staged},
+		Jobs:   max(1, *jobs),
+		Select: !*noSelect,
+		Log:    stderr,
 	}
 	if *testPkgs != "" {
 		camp.TestPackages = strings.Split(*testPkgs, ",")

@@ -46,19 +46,23 @@ func TestBranchSwapAndLocks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SKIP in -short: runs go test on a scratch module")
 	}
-	c := &mutate.Campaign{Options: mutate.Options{Root: dir, Timeout: 2 * time.Minute, NoVet: true}, Jobs: 2, Select: true}
-	mx, err := c.Run(context.Background(), ms)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, w := range want {
-		r := mx.Results[i]
-		wantStatus := mutate.StatusKilled
-		if w.kind == "" {
-			wantStatus = mutate.StatusSurvived
+	// The same verdicts, and detectors, through go test and through a
+	// test binary built once per mutant (Staged).
+	for _, staged := range []bool{false, true} {
+		c := &mutate.Campaign{Options: mutate.Options{Root: dir, Timeout: 2 * time.Minute, NoVet: true, Staged: staged}, Jobs: 2, Select: true}
+		mx, err := c.Run(context.Background(), ms)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if r.Status != wantStatus || r.Kind != w.kind {
-			t.Errorf("%s: %s by %s (%s: %q), want %s by %s", r.Mutant, r.Status, r.Detector, r.Kind, r.Evidence, wantStatus, w.kind)
+		for i, w := range want {
+			r := mx.Results[i]
+			wantStatus := mutate.StatusKilled
+			if w.kind == "" {
+				wantStatus = mutate.StatusSurvived
+			}
+			if r.Status != wantStatus || r.Kind != w.kind || (r.Status == mutate.StatusKilled && !strings.HasPrefix(r.Detector, "example.com/branches.Test")) {
+				t.Errorf("staged %v: %s: %s by %s (%s: %q), want %s by %s", staged, r.Mutant, r.Status, r.Detector, r.Kind, r.Evidence, wantStatus, w.kind)
+			}
 		}
 	}
 }

@@ -263,7 +263,12 @@ func (c *Campaign) one(ctx context.Context, m Mutant) Result {
 			res.Status = StatusNotCovered
 			return res
 		}
-		m.Tests, res.Tests = selection(m.Package, tests)
+		m.Tests, res.Tests = selection(m.Package, tests, opt.Staged)
+		if len(m.Tests) == 1 {
+			// One wave: go test reuses its cached link of the test
+			// binary, which go test -c would redo.
+			opt.Staged = false
+		}
 		var base time.Duration
 		for _, t := range tests {
 			base += t.Duration
@@ -271,6 +276,9 @@ func (c *Campaign) one(ctx context.Context, m Mutant) Result {
 		// A deadlocking mutant fails fast: two minutes for the build and
 		// ten times the selected tests' baseline, within Options.Timeout.
 		opt.Timeout = min(opt.Timeout, 2*time.Minute+10*base)
+		// The test binary's run is bounded apart: 30 s and ten times
+		// the baseline.
+		opt.RunTimeout = 30*time.Second + 10*base
 	}
 	for _, t := range m.Tests {
 		if c.Select && m.Package != "" {

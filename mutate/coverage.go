@@ -213,6 +213,27 @@ func listPackage(ctx context.Context, opt Options, pkg string) (importPath, dir 
 	return fields[0], fields[1], nil
 }
 
+// listed caches listPackage's answers for staged runs: every mutant of
+// a campaign asks about the same few packages.
+var listed sync.Map // Root, Go and package → [2]string{importPath, dir}
+
+func listPackageCached(ctx context.Context, opt Options, pkg string) (importPath, dir string, err error) {
+	root, err := filepath.Abs(opt.Root)
+	if err != nil {
+		return "", "", fmt.Errorf("mutate: %w", err)
+	}
+	key := root + "\x00" + opt.Go + "\x00" + pkg
+	if v, ok := listed.Load(key); ok {
+		a := v.([2]string)
+		return a[0], a[1], nil
+	}
+	importPath, dir, err = listPackage(ctx, opt, pkg)
+	if err == nil {
+		listed.Store(key, [2]string{importPath, dir})
+	}
+	return importPath, dir, err
+}
+
 // runCovered runs one test of the binary and reads its profile into t.
 func runCovered(ctx context.Context, opt Options, bin, dir, relDir, importPath, profile string, t *TestCoverage) error {
 	args := []string{"-test.run", "^" + t.Name + "$", "-test.count=1", "-test.coverprofile=" + profile,
@@ -286,27 +307,60 @@ func parseProfile(r io.Reader, importPath, relDir string) (map[string][]Block, e
 // (pkg's own first), each with a -run expression that selects exactly
 // the named top-level tests (and their subtests), and the tests' names
 // (package-qualified when not pkg's own).
-func selection(pkg string, tests []TestCoverage) ([]Test, []string) {
+func selection(pkg string, tests []TestCoverage, staged bool) ([]Test, []string) {
+	pkgOf := func(t TestCoverage) string {
+		if t.Package == "" {
+			return pkg
+		}
+		return t.Package
+	}
+	var names []string
+	for _, t := range tests {
+		n := t.Name
+		if p := pkgOf(t); p != pkg {
+			n = strings.TrimPrefix(p, "./") + "." + n
+		}
+		names = append(names, n)
+	}
+	var runs []Test
+	if staged {
+		// Waves: every package's quick covering tests (each under
+		// quickTest alone), the packages with the quickest first, then
+		// the slow ones: most mutants die in the first wave, and a slow
+		// test runs only for the mutants the quick ones miss.
+		var quick, slow []TestCoverage
+		for _, t := range tests {
+			if t.Duration < quickTest {
+				quick = append(quick, t)
+			} else {
+				slow = append(slow, t)
+			}
+		}
+		for _, wave := range [][]TestCoverage{quick, slow} {
+			runs = append(runs, packageRuns(wave, pkgOf, func(order []string, took map[string]time.Duration) {
+				sort.SliceStable(order, func(i, j int) bool { return took[order[i]] < took[order[j]] })
+			})...)
+		}
+		return runs, names
+	}
 	byPkg := map[string][]string{}
 	var order []string
 	for _, t := range tests {
-		p := t.Package
-		if p == "" {
-			p = pkg
-		}
+		p := pkgOf(t)
 		if byPkg[p] == nil {
 			order = append(order, p)
 		}
 		byPkg[p] = append(byPkg[p], t.Name)
 	}
 	sort.SliceStable(order, func(i, j int) bool { return order[i] == pkg && order[j] != pkg })
-	var runs []Test
-	var names []string
 	for _, p := range order {
 		ns := byPkg[p]
 		sort.Strings(ns)
 		runs = append(runs, Test{Package: p, Run: "^(" + strings.Join(ns, "|") + ")$"})
-		for _, n := range ns {
+	}
+	names = names[:0]
+	for _, p := range order {
+		for _, n := range byPkg[p] {
 			if p != pkg {
 				n = strings.TrimPrefix(p, "./") + "." + n
 			}
@@ -314,6 +368,34 @@ func selection(pkg string, tests []TestCoverage) ([]Test, []string) {
 		}
 	}
 	return runs, names
+}
+
+// quickTest is the measured run time (process start to exit) under which
+// a covering test is in a staged campaign's first wave.
+const quickTest = time.Second
+
+// packageRuns groups tests by package, a Test each, in the order sortPkgs
+// leaves the packages in (given each one's summed duration).
+func packageRuns(tests []TestCoverage, pkgOf func(TestCoverage) string, sortPkgs func([]string, map[string]time.Duration)) []Test {
+	byPkg := map[string][]string{}
+	took := map[string]time.Duration{}
+	var order []string
+	for _, t := range tests {
+		p := pkgOf(t)
+		if byPkg[p] == nil {
+			order = append(order, p)
+		}
+		byPkg[p] = append(byPkg[p], t.Name)
+		took[p] += t.Duration
+	}
+	sortPkgs(order, took)
+	var runs []Test
+	for _, p := range order {
+		ns := byPkg[p]
+		sort.Strings(ns)
+		runs = append(runs, Test{Package: p, Run: "^(" + strings.Join(ns, "|") + ")$"})
+	}
+	return runs
 }
 
 func withStderr(err error) error {

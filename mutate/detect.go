@@ -119,6 +119,7 @@ var DefaultClassifiers = []Classifier{
 	{Kind: KindInvariant, Line: regexp.MustCompile(`breaks invariant|invariant \S+ (is )?violated|violates (the )?invariant`)},
 	{Kind: KindTraceValidation, Line: regexp.MustCompile(`no \S+ successor has the event's state|is not a step from any candidate|is not an initial state of the spec|: instance \S+, seq \d+, action `)},
 	{Kind: KindTraceValidation, Line: regexp.MustCompile(`verdict (valid|violation|incomplete)\b|\d+ valid, \d+ violation|want (valid|violation|incomplete)\b|want \d+ × (valid|violation|incomplete)`)},
+	{Kind: KindCrashed, Line: regexp.MustCompile(`^fatal error: `)},
 	{Kind: KindPanic, Line: regexp.MustCompile(`^\s*panic: `)},
 }
 

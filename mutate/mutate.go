@@ -163,6 +163,17 @@ type Options struct {
 	// NoVet runs go test with -vet=off (a mutant that vet rejects would
 	// otherwise count as killed by the build).
 	NoVet bool
+	// Staged builds each package's test binary once per mutant (go test
+	// -c with the overlay) and runs the tests through it, one Test (a
+	// wave: the fastest covering test first, then the rest) after the
+	// other, each with -test.failfast: a mutant that the fastest test
+	// kills runs nothing else, and no wave links the binary again.
+	Staged bool
+	// RunTimeout, if set, bounds each run of a test binary (go test's
+	// -timeout, or a staged run), its build apart (which Timeout still
+	// bounds): a deadlocking mutant is stopped without waiting out the
+	// allowance for a build.
+	RunTimeout time.Duration
 	// Classifiers name the kind of detector that killed a mutant from
 	// the failing test's name and output; they are tried before
 	// [DefaultClassifiers].
@@ -199,10 +210,16 @@ func Run(ctx context.Context, m Mutant, opt Options) (res Result) {
 		res.Error = err.Error()
 		return res
 	}
+	bins := map[string]*testBinary{} // Staged: each package's, built once
 	for _, t := range m.Tests {
 		run := goTest
-		if t.Command != nil {
+		switch {
+		case t.Command != nil:
 			run = command
+		case opt.Staged:
+			run = func(ctx context.Context, opt Options, overlay string, t Test) (string, string, error) {
+				return stagedTest(ctx, opt, overlay, dir, t, bins)
+			}
 		}
 		det, out, err := run(ctx, opt, overlay, t)
 		if err != nil {
@@ -230,7 +247,14 @@ const noFailFiles = "RAPID_NOFAILFILE=true"
 func goTest(ctx context.Context, opt Options, overlay string, t Test) (detector, output string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()
-	args := []string{"test", "-json", "-count=1", "-overlay", overlay, "-timeout", (opt.Timeout - 10*time.Second).String()}
+	// go test's -timeout bounds the test binary, not the build: with
+	// RunTimeout, a deadlock panics (showing where) once the tests have
+	// had their time.
+	binTimeout := opt.Timeout - 10*time.Second
+	if opt.RunTimeout > 0 {
+		binTimeout = min(binTimeout, opt.RunTimeout)
+	}
+	args := []string{"test", "-json", "-count=1", "-overlay", overlay, "-timeout", binTimeout.String()}
 	if opt.Race {
 		args = append(args, "-race")
 	}
@@ -277,6 +301,144 @@ func goTest(ctx context.Context, opt Options, overlay string, t Test) (detector,
 		return "build", stderr.String() + stdout.String(), nil
 	}
 	return "", "", nil
+}
+
+// testBinary is a package's test binary built with a mutant.
+type testBinary struct {
+	path, dir, importPath string
+	// build is the build's failure output ("" if it built).
+	build string
+}
+
+// stagedTest runs t's tests through its package's test binary, built with
+// the overlay (once per mutant: bins) into tmp, under test2json, and
+// returns the detector that failed as goTest does.
+func stagedTest(ctx context.Context, opt Options, overlay, tmp string, t Test, bins map[string]*testBinary) (detector, output string, err error) {
+	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
+	defer cancel()
+	b := bins[t.Package]
+	if b == nil {
+		importPath, dir, err := listPackageCached(ctx, opt, t.Package)
+		if err != nil {
+			return "", "", err
+		}
+		b = &testBinary{path: filepath.Join(tmp, fmt.Sprintf("pkg%d.test", len(bins))), dir: dir, importPath: importPath}
+		args := []string{"test", "-c", "-o", b.path, "-overlay", overlay}
+		if opt.Race {
+			args = append(args, "-race")
+		}
+		build := exec.CommandContext(ctx, opt.Go, append(args, t.Package)...)
+		build.Dir = opt.Root
+		out, err := build.CombinedOutput()
+		switch {
+		case ctx.Err() == context.DeadlineExceeded:
+			return "timeout", string(out), nil
+		case ctx.Err() != nil:
+			return "", "", ctx.Err()
+		case err != nil:
+			b.build = string(out)
+		}
+		bins[t.Package] = b
+	}
+	if b.build != "" {
+		return "build", b.build, nil
+	}
+	if _, err := os.Stat(b.path); err != nil {
+		return "", "", nil // no test files
+	}
+	limit := opt.Timeout
+	if opt.RunTimeout > 0 {
+		limit = min(limit, opt.RunTimeout)
+		var cancelRun context.CancelFunc
+		ctx, cancelRun = context.WithTimeout(ctx, limit)
+		defer cancelRun()
+	}
+	// The binary's own timeout comes first: its panic shows where the
+	// tests were stuck.
+	args := []string{"-test.v=test2json", "-test.count=1", "-test.failfast", "-test.timeout", (limit - limit/10).String()}
+	if opt.Short {
+		args = append(args, "-test.short")
+	}
+	if t.Run != "" {
+		args = append(args, "-test.run", t.Run)
+	}
+	cmd := exec.CommandContext(ctx, b.path, args...)
+	cmd.Dir = b.dir
+	cmd.Env = append(os.Environ(), noFailFiles)
+	cmd.WaitDelay = 10 * time.Second
+	var stdout bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stdout
+	runErr := cmd.Run()
+	if ctx.Err() == context.DeadlineExceeded {
+		return "timeout", stdout.String(), nil
+	}
+	if parent := ctx.Err(); parent != nil {
+		return "", "", parent
+	}
+	failed, outputs := parseTestJSON(framedEvents(&stdout, b.importPath, runErr != nil))
+	if len(failed) > 0 {
+		for _, o := range outputs {
+			if strings.Contains(o, "panic: test timed out") {
+				return "timeout", o, nil
+			}
+		}
+		return failed[0], outputs[failed[0]], nil
+	}
+	return "", "", nil
+}
+
+// framedEvents turns the output of a test binary run with
+// -test.v=test2json (its framing lines marked with ^V) into go test -json
+// events for parseTestJSON: each test's runs, results and output, and the
+// package's failure when the binary exited with an error.
+func framedEvents(r io.Reader, importPath string, exitErr bool) io.Reader {
+	type event struct {
+		Action  string
+		Package string
+		Test    string `json:",omitempty"`
+		Output  string `json:",omitempty"`
+	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	emit := func(action, test, output string) {
+		_ = enc.Encode(event{action, importPath, test, output})
+	}
+	current := ""
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		frame, ok := strings.CutPrefix(line, "\x16")
+		if !ok {
+			emit("output", current, line+"\n")
+			continue
+		}
+		result := func(prefix, action string) bool {
+			rest, ok := strings.CutPrefix(frame, prefix)
+			if !ok {
+				return false
+			}
+			name, _, _ := strings.Cut(rest, " (")
+			emit("output", name, frame+"\n")
+			emit(action, name, "")
+			return true
+		}
+		switch {
+		case strings.HasPrefix(frame, "=== RUN   "):
+			current = strings.TrimPrefix(frame, "=== RUN   ")
+			emit("run", current, "")
+			emit("output", current, frame+"\n")
+		case strings.HasPrefix(frame, "=== CONT  "), strings.HasPrefix(frame, "=== NAME  "), strings.HasPrefix(frame, "=== PAUSE "):
+			current = strings.TrimSpace(frame[len("=== NAME  "):])
+		case result("--- FAIL: ", "fail"), result("--- PASS: ", "pass"), result("--- SKIP: ", "skip"):
+		default:
+			emit("output", "", frame+"\n")
+		}
+	}
+	if exitErr {
+		emit("fail", "", "")
+	}
+	return &out
 }
 
 // command builds t.Package with the overlay and runs it with t.Command;

@@ -1,12 +1,15 @@
 package pubcheck_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tracecheck/tracecheck/harness/pubcheck"
 	"github.com/tracecheck/tracecheck/impl/checkpoint"
@@ -144,5 +147,38 @@ func TestRecoverJournalClosesDescriptors(t *testing.T) {
 	}
 	if after := openFDs(t); after-before >= rounds/2 {
 		t.Errorf("%d descriptors open before %d recoveries, %d after: a descriptor leaks per recovery", before, rounds, after)
+	}
+}
+
+// farClock is a clock past the year 9999, whose times JSON cannot encode.
+type farClock struct{}
+
+func (farClock) Now() time.Time { return time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) }
+
+// A recovery whose record cannot be encoded says so in its report (and
+// leaves no empty recovery.json behind).
+func TestRecoveryRecordUnencodable(t *testing.T) {
+	pub := filepath.Join(t.TempDir(), "pub")
+	res, err := publishOnce(t, pub, "good", "", nil, nil)
+	if err != nil || res.Outcome != checkpoint.PhasePublished {
+		t.Fatalf("publish: %v %+v", err, res)
+	}
+	b, err := os.ReadFile(res.Journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(b, []byte("\n"))
+	if err := os.WriteFile(res.Journal, bytes.Join(lines[:len(lines)-2], nil), 0o644); err != nil { // cut before AtomicPublication
+		t.Fatal(err)
+	}
+	reps, err := checkpoint.Recover(context.Background(), checkpoint.RecoverOptions{PublishDir: pub, Clock: farClock{}})
+	if err != nil || len(reps) != 1 {
+		t.Fatalf("recover: %v %+v", err, reps)
+	}
+	if !strings.Contains(reps[0].Error, "recording recovery: ") {
+		t.Errorf("report error %q: the unwritten record is not reported", reps[0].Error)
+	}
+	if _, err := os.Stat(filepath.Join(res.RunDir, "recovery.json")); !os.IsNotExist(err) {
+		t.Errorf("recovery.json: %v, want none", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -180,5 +181,145 @@ func TestRecoveryRecordUnencodable(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(res.RunDir, "recovery.json")); !os.IsNotExist(err) {
 		t.Errorf("recovery.json: %v, want none", err)
+	}
+}
+
+// The progress callback hears the long steps of a run, hashing and
+// verifying, one call at a time, each with Done within Total.
+func TestPublishProgress(t *testing.T) {
+	pub := filepath.Join(t.TempDir(), "pub")
+	var (
+		steps   = map[string]int{}
+		inside  atomic.Int32
+		overlap atomic.Bool
+		bad     []checkpoint.Progress
+	)
+	cfg := checkpoint.Config{Runner: fakeRunner(), SkipRecovery: true, PublishDir: pub, Name: "model", Command: []string{"true", "good"},
+		Progress: func(p checkpoint.Progress) {
+			if inside.Add(1) > 1 {
+				overlap.Store(true)
+			}
+			defer inside.Add(-1)
+			steps[p.Step]++
+			if p.Total > 0 && p.Done > p.Total {
+				bad = append(bad, p)
+			}
+		}}
+	res, err := checkpoint.Publish(context.Background(), cfg)
+	if err != nil || res.Outcome != checkpoint.PhasePublished {
+		t.Fatalf("publish: %v %+v", err, res)
+	}
+	if steps["hashing"] == 0 || steps["verifying"] == 0 {
+		t.Errorf("progress steps %v, want hashing and verifying", steps)
+	}
+	if overlap.Load() || len(bad) > 0 {
+		t.Errorf("overlapping calls %v, Done past Total %+v", overlap.Load(), bad)
+	}
+}
+
+// With the working directory gone, a relative staging root or checkpoint
+// path cannot be made absolute: the run is refused as a configuration
+// error, the inspection as not a checkpoint, each saying why.
+func TestRelativePathsWithoutWorkingDirectory(t *testing.T) {
+	pub := filepath.Join(t.TempDir(), "pub")
+	gone := t.TempDir()
+	t.Chdir(gone)
+	if err := os.Remove(gone); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Getwd(); err == nil {
+		t.Skip("the working directory is still found after its removal")
+	}
+	cfg := checkpoint.Config{Runner: fakeRunner(), SkipRecovery: true, PublishDir: pub, Name: "model", Command: []string{"true", "good"}, StagingRoot: "staging"}
+	res, err := checkpoint.Publish(context.Background(), cfg)
+	if !errors.Is(err, checkpoint.ErrConfig) || !strings.Contains(err.Error(), "staging root") || res != nil {
+		t.Errorf("Publish = %+v, %v; want ErrConfig about the staging root", res, err)
+	}
+	_, err = checkpoint.Inspect(context.Background(), nil, "model")
+	if !errors.Is(err, checkpoint.ErrNotCheckpoint) || !errors.Is(err, syscall.ENOENT) {
+		t.Errorf("Inspect = %v; want ErrNotCheckpoint wrapping the working directory's ENOENT", err)
+	}
+}
+
+// cutJournal publishes a checkpoint (staged under stagingRoot, if set) and
+// cuts its journal before the AtomicPublication receipt, as a publisher
+// killed there leaves it: a run that recovery completes.
+func cutJournal(t *testing.T, pub, stagingRoot string) *checkpoint.Result {
+	t.Helper()
+	cfg := checkpoint.Config{Runner: fakeRunner(), SkipRecovery: true, PublishDir: pub, Name: "model", Command: []string{"true", "good"}, StagingRoot: stagingRoot}
+	res, err := checkpoint.Publish(context.Background(), cfg)
+	if err != nil || res.Outcome != checkpoint.PhasePublished {
+		t.Fatalf("publish: %v %+v", err, res)
+	}
+	b, err := os.ReadFile(res.Journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(b, []byte("\n"))
+	if err := os.WriteFile(res.Journal, bytes.Join(lines[:len(lines)-2], nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// Recovery notes what it cannot settle alone: a run staged under a
+// staging root it was not told about (and says nothing when told), and a
+// run.json that names another checkpoint than the journal (and nothing
+// when they agree).
+func TestRecoveryNotes(t *testing.T) {
+	has := func(notes []string, s string) bool {
+		for _, n := range notes {
+			if strings.Contains(n, s) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, told := range []bool{false, true} {
+		dir := t.TempDir()
+		pub, st := filepath.Join(dir, "pub"), filepath.Join(dir, "staging")
+		if err := os.Mkdir(st, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cutJournal(t, pub, st)
+		opt := checkpoint.RecoverOptions{PublishDir: pub}
+		if told {
+			opt.StagingRoot = st
+		}
+		reps, err := checkpoint.Recover(context.Background(), opt)
+		if err != nil || len(reps) != 1 {
+			t.Fatalf("recover: %v %+v", err, reps)
+		}
+		if got := has(reps[0].Notes, "pass --staging-root "+st); got == told {
+			t.Errorf("told the staging root %v: notes %q", told, reps[0].Notes)
+		}
+	}
+	for _, renamed := range []bool{false, true} {
+		pub := filepath.Join(t.TempDir(), "pub")
+		res := cutJournal(t, pub, "")
+		if renamed {
+			meta := filepath.Join(res.RunDir, "run.json")
+			b, err := os.ReadFile(meta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b2 := bytes.Replace(b, []byte(`"model"`), []byte(`"other"`), 1)
+			if bytes.Equal(b, b2) {
+				t.Fatalf("run.json does not name the checkpoint \"model\": %s", b)
+			}
+			if err := os.WriteFile(meta, b2, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		reps, err := checkpoint.Recover(context.Background(), checkpoint.RecoverOptions{PublishDir: pub})
+		if err != nil || len(reps) != 1 {
+			t.Fatalf("recover: %v %+v", err, reps)
+		}
+		if got := has(reps[0].Notes, `run.json names checkpoint "other", the journal "model"`); got != renamed {
+			t.Errorf("run.json renamed %v: notes %q", renamed, reps[0].Notes)
+		}
+		if has(reps[0].Notes, "run.json names checkpoint") != renamed {
+			t.Errorf("run.json renamed %v: notes %q", renamed, reps[0].Notes)
+		}
 	}
 }

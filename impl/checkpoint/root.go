@@ -359,6 +359,7 @@ func removeAt(pfd int, base string, dev uint64, depth int) error {
 	if err != unix.EISDIR && err != unix.EPERM {
 		return err
 	}
+	unlinkErr := err
 	if depth >= maxRemoveDepth {
 		return fmt.Errorf("%w: nested deeper than %d directories", ErrTooLarge, maxRemoveDepth)
 	}
@@ -369,6 +370,9 @@ func removeAt(pfd int, base string, dev uint64, depth int) error {
 		return nil
 	}
 	if err != nil {
+		if err == unix.ENOTDIR { // not a directory: the unlink's EPERM is why it stays
+			return unlinkErr
+		}
 		return err
 	}
 	d := os.NewFile(uintptr(fd), base)

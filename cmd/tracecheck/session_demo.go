@@ -262,6 +262,10 @@ func writeProjections(ctx context.Context, w, stderr io.Writer, data []byte, nam
 	if err != nil {
 		fmt.Fprintf(stderr, "tracecheck session-demo: %v\n", err)
 	}
+	floors := map[string]bundled.CoverageFloor{}
+	for _, f := range bundled.MachineCoverageFloors() {
+		floors[f.Spec] = f
+	}
 	for i, r := range proj.Reports {
 		if r.Err != nil || r.Report == nil {
 			fmt.Fprintf(w, "check of the projection onto %s: input error: %v\n", r.Projection.Spec, r.Err)
@@ -282,6 +286,9 @@ func writeProjections(ctx context.Context, w, stderr io.Writer, data []byte, nam
 			}
 			if m := c.Missing(); len(m) > 0 {
 				fmt.Fprintf(w, "; not exercised: %s", byAction(m))
+				if f, ok := floors[c.Spec]; ok {
+					fmt.Fprintf(w, "; the realistic mix's floor %d/%d (docs/machines.md says why)", f.Min, c.Coverage.Required)
+				}
 			}
 		}
 		fmt.Fprintln(w)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tracecheck/tracecheck/internal/bundled"
 	"github.com/tracecheck/tracecheck/spec"
 )
 
@@ -44,6 +45,24 @@ func TestSessionDemo(t *testing.T) {
 			}
 		})
 	}
+	// The default run also covers each machine spec, projected, at least
+	// as far as the realistic mix's floor (docs/machines.md): connection
+	// and turn whole but for the declared race-only transitions.
+	out, errs, code := runCLI(t, "session-demo", "-speed", "200", "-o", trace)
+	if code != exitOK {
+		t.Fatalf("default session-demo: exit %d\n%s\n%s", code, out, errs)
+	}
+	for _, f := range bundled.MachineCoverageFloors() {
+		i := strings.Index(out, "projected onto "+f.Spec+": ")
+		j := strings.Index(out[max(i, 0):], "coverage ")
+		var got, required int
+		if i < 0 || j < 0 {
+			t.Fatalf("no coverage of %s in:\n%s", f.Spec, out)
+		}
+		if _, err := fmt.Sscanf(out[i+j:], "coverage %d/%d", &got, &required); err != nil || got < f.Min {
+			t.Errorf("%s: coverage %d/%d (%v), below the floor %d:\n%s", f.Spec, got, required, err, f.Min, out)
+		}
+	}
 	// Barge-in is on by default: the realistic mix's users interrupt
 	// responses; -barge-in 0 disables it, and no response is interrupted
 	// by speech (the same seed).
@@ -77,7 +96,7 @@ func TestSessionDemo(t *testing.T) {
 			t.Errorf("session-demo's summary does not say %q:\n%s", want, demo)
 		}
 	}
-	out, errs, code := runCLI(t, "check", "-q", "--projections", trace)
+	out, errs, code = runCLI(t, "check", "-q", "--projections", trace)
 	if code != exitOK || strings.Count(out, ": VALID (") != 7 {
 		t.Fatalf("check --projections of the demo trace: exit %d, want 7 valid reports (session, 5 machines, timing)\n%s\n%s", code, out, errs)
 	}

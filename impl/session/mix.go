@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/tracecheck/tracecheck/trace"
 )
 
 // Mix selects RunDemo's workload.
@@ -123,6 +125,13 @@ type mixSession struct {
 	twoExits    bool
 	exitVariant int
 	gate        *connGate
+	// sink holds the session's tracer for finishTorn (nil without a
+	// trace): the first of the cycle's two hang-ups in the states with
+	// a response active and the VAD quiet (k 2 and 6) completes the
+	// response after teardown began (the second hang-up in each, k 26
+	// and 30, tears down from the state itself).
+	sink *holdSink
+	torn bool
 
 	// The scripted session's view of the spec state.
 	vad    bool
@@ -198,6 +207,7 @@ func mixDemo(ctx context.Context, dc DemoConfig, i int) (DemoReport, error) {
 	k := (j + off) % 32
 	m.target, m.end = mixStateOf(k%8), mixEnds[k/8]
 	m.twoExits, m.exitVariant = !m.racing && k%2 == 1, k/2
+	m.torn = !m.racing && m.end == endHangUp && (k == 2 || k == 6)
 	if m.racing {
 		m.end = mixEnds[m.rng.IntN(len(mixEnds))]
 	}
@@ -218,7 +228,12 @@ func mixDemo(ctx context.Context, dc DemoConfig, i int) (DemoReport, error) {
 	sctx, drop := context.WithCancel(ctx)
 	defer drop()
 	m.drop, m.gate = drop, newConnGate(sctx)
-	s, err := New(m.gate, Config{Instance: m.name, Sink: dc.Sink, Detector: m.w, Generator: m.w,
+	sink := dc.Sink
+	if sink != nil && sink != trace.Discard {
+		m.sink = newHoldSink(sink)
+		sink = m.sink
+	}
+	s, err := New(m.gate, Config{Instance: m.name, Sink: sink, Detector: m.w, Generator: m.w,
 		Synthesizer: m.w, Compactor: &m.w.compaction,
 		// A generous deadline: thousands of sessions share two cores.
 		JoinTimeout: 10 * time.Second, BargeInMinSpeech: dc.BargeInMinSpeech})
@@ -694,6 +709,10 @@ func (m *mixSession) goTo(st mixState) {
 func (m *mixSession) finish() {
 	if m.twoExits {
 		m.finishTwice(m.gate, m.exitVariant)
+		return
+	}
+	if m.torn && m.sink != nil && m.resp != nil {
+		m.finishTorn(m.sink, m.exitVariant%4 == 1) // k%8 2: the first of its window
 		return
 	}
 	var want error

@@ -3,11 +3,14 @@ package session
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/tracecheck/tracecheck/trace"
 )
 
 // This file holds the realistic mix's scripted ends by two or three exit
@@ -115,6 +118,11 @@ func (m *mixSession) finishTwice(g *connGate, v int) {
 		parkMu.Lock()
 		defer parkMu.Unlock()
 	}
+	if m.vad && m.silent == 0 && m.quiet > 1 && v%2 == 0 {
+		// The user pauses mid-turn as the session ends (M2's Abort in a
+		// pause).
+		m.push(false, 1)
+	}
 	g.armed.Store(true)
 	switch exit {
 	case "close":
@@ -161,5 +169,73 @@ func (m *mixSession) finishTwice(g *connGate, v int) {
 	case want != nil && !errors.Is(err, want):
 		m.failf("Close: %v, want an error wrapping %v", err, want)
 	}
+	m.count(m.end, m.crash)
+}
+
+// holdSink is the trace Sink a scripted session gives New: the demo's,
+// which holds the session's tracer (its caller, the coordinator emitting)
+// once armed on an event, until released. The workload uses it to hold
+// the response coordinator between the stutter of a pipeline's end
+// (TTSClosed) and the response's end (RespFinish), while teardown begins.
+type holdSink struct {
+	inner   trace.Sink
+	armed   atomic.Pointer[holdOn]
+	held    chan struct{}
+	release chan struct{}
+}
+
+// holdOn is the event a holdSink waits for: an action and its detail's
+// response number.
+type holdOn struct {
+	action string
+	id     uint64
+}
+
+func newHoldSink(inner trace.Sink) *holdSink {
+	return &holdSink{inner: inner, held: make(chan struct{}, 1), release: make(chan struct{})}
+}
+
+// Emit implements trace.Sink.
+func (h *holdSink) Emit(ev trace.Event) error {
+	if on := h.armed.Load(); on != nil && ev.Action == on.action && fmt.Sprint(ev.Detail["response"]) == fmt.Sprint(on.id) &&
+		h.armed.CompareAndSwap(on, nil) {
+		h.held <- struct{}{}
+		<-h.release
+	}
+	return h.inner.Emit(ev)
+}
+
+// finishTorn hangs up while the response coordinator is between a
+// response's pipeline returning and the response's completion: the
+// completion is committed after teardown began (M3's End from conn torn),
+// as the first response of Response.tla's window of two (odd number) or
+// the second, as first says: a response is started first when the active
+// one's number has the other parity.
+func (m *mixSession) finishTorn(sink *holdSink, first bool) {
+	if r := m.resp.r; (r.ID()%2 == 1) != first {
+		m.startResp("revised")
+	}
+	mr := m.resp
+	sink.armed.Store(&holdOn{action: ActTTSClosed, id: mr.r.ID()})
+	mr.h.end(endOK)
+	if !m.wait(sink.held, "the response's pipeline to return") {
+		close(sink.release)
+		return
+	}
+	closing := make(chan struct{})
+	go func() {
+		defer close(closing)
+		m.s.Close() // checked below
+	}()
+	deadline := time.Now().Add(time.Minute)
+	for m.s.State().Conn != ConnTorn && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Microsecond)
+	}
+	close(sink.release)
+	m.wait(closing, "the hang-up to return")
+	if err := m.s.Close(); err != nil {
+		m.failf("Close after a hang-up: %v", err)
+	}
+	m.closed = true
 	m.count(m.end, m.crash)
 }

@@ -174,8 +174,21 @@ func projectedCoverage(ctx context.Context, r *run, s *stage, files []traceFile)
 		r.mu.Unlock()
 	}
 	var parts []string
+	floors := map[string]bundled.CoverageFloor{}
+	for _, f := range bundled.MachineCoverageFloors() {
+		floors[f.Spec] = f
+	}
 	for _, c := range covs {
 		parts = append(parts, fmt.Sprintf("%s %d/%d", c.Spec, c.Coverage.RequiredExercised, c.Coverage.Required))
+		r.mu.Lock()
+		r.covered[c.Spec+" (projected)"] = [2]int{c.Coverage.RequiredExercised, c.Coverage.Required}
+		r.mu.Unlock()
+		// The workload's coverage of each machine spec must not drop:
+		// below its floor, the gate fails.
+		if f, ok := floors[c.Spec]; ok && c.Coverage.RequiredExercised < f.Min {
+			s.fail("%s (projected): %d/%d transitions covered, below the realistic workload's %d (docs/machines.md, Coverage):\n  %s",
+				c.Spec, c.Coverage.RequiredExercised, c.Coverage.Required, f.Min, strings.Join(c.Missing(), "\n  "))
+		}
 		if m := c.Missing(); len(m) > 0 {
 			s.Detail += fmt.Sprintf("%s (projected): %d transitions not exercised (docs/machines.md says why):\n  %s\n", c.Spec, len(m), strings.Join(m, "\n  "))
 		}

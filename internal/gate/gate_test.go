@@ -134,7 +134,8 @@ func TestStagesFail(t *testing.T) {
 		r.addTrace("session", filepath.Join(root, "traces", "session", "atomic-teardown-ok.ndjson"), false)
 		s := runStage(t, r, coverageStage)
 		all := strings.Join(s.Failures, "\n")
-		if !strings.Contains(all, "violation") || !strings.Contains(all, "transitions never exercised") {
+		if !strings.Contains(all, "violation") || !strings.Contains(all, "transitions never exercised") ||
+			!strings.Contains(all, "tts (projected): ") || !strings.Contains(all, "below the realistic workload's") {
 			t.Fatalf("failures %q", s.Failures)
 		}
 		if len(r.divs) != 1 || r.divs[0].Excerpt == "" || !strings.Contains(r.divs[0].Replay, "tracecheck replay --model program") ||

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tracecheck/tracecheck/internal/bundled"
 )
 
 // TestSessionsStage: in quick mode the sessions stage runs the realistic
@@ -42,5 +44,12 @@ func TestSessionsStage(t *testing.T) {
 	}
 	if got := r.covered["session"]; got != [2]int{36, 36} {
 		t.Errorf("session coverage %d/%d, want 36/36", got[0], got[1])
+	}
+	// Each machine spec, projected, at least as far as the realistic
+	// mix's floor (below it, the coverage stage fails: checked above).
+	for _, f := range bundled.MachineCoverageFloors() {
+		if got, ok := r.covered[f.Spec+" (projected)"]; !ok || got[0] < f.Min {
+			t.Errorf("%s projected: coverage %v, want at least %d", f.Spec, got, f.Min)
+		}
 	}
 }

@@ -3,6 +3,9 @@ package checkpoint
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -37,5 +40,28 @@ func TestOutcomeNames(t *testing.T) {
 	n := len(outcomeNames)
 	if got, want := Outcome(n).String(), fmt.Sprintf("Outcome(%d)", n); got != want {
 		t.Errorf("Outcome(%d) = %q, want %q", n, got, want)
+	}
+}
+
+// RemoveAll descends maxRemoveDepth levels below the name it removes, and
+// refuses a directory one level deeper with ErrTooLarge.
+func TestRemoveAllDepthBound(t *testing.T) {
+	for _, levels := range []int{maxRemoveDepth - 1, maxRemoveDepth} {
+		dir := t.TempDir()
+		// top is at depth 0; its levels nested directories below it.
+		if err := os.MkdirAll(filepath.Join(dir, "top", strings.Repeat("d/", levels)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		root, err := OSFS{}.OpenRoot(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = root.RemoveAll("top")
+		if closeErr := root.Close(); closeErr != nil {
+			t.Fatal(closeErr)
+		}
+		if deep := levels >= maxRemoveDepth; deep != errors.Is(err, ErrTooLarge) || (!deep && err != nil) {
+			t.Errorf("%d levels below top: %v", levels, err)
+		}
 	}
 }

@@ -330,7 +330,7 @@ func TestCoverageProjections(t *testing.T) {
 	file := filepath.Join("testdata", "projections", "demo-ok.ndjson")
 	out, errs, code := runCLI(t, "coverage", "--projections", file)
 	if code != cli.ExitOK || !strings.Contains(out, "model session: exercised 23/36") ||
-		!strings.Contains(out, "projected onto tts:\nmodel tts: exercised 13/72 transitions") {
+		!strings.Contains(out, "projected onto tts:\nmodel tts: exercised 18/72 transitions") {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
 	out, _, code = runCLI(t, "coverage", "--projections", "--json", file)

@@ -132,6 +132,11 @@ type mixSession struct {
 	// and 30, tears down from the state itself).
 	sink *holdSink
 	torn bool
+	// tornStart: the cycle's first hang-ups in the states with no
+	// response and the VAD quiet (k 0 and 4) start one that preempts
+	// another after teardown began (finishTornStart); the second
+	// hang-up in each (k 24 and 28) tears down from the state itself.
+	tornStart bool
 
 	// The scripted session's view of the spec state.
 	vad    bool
@@ -208,6 +213,7 @@ func mixDemo(ctx context.Context, dc DemoConfig, i int) (DemoReport, error) {
 	m.target, m.end = mixStateOf(k%8), mixEnds[k/8]
 	m.twoExits, m.exitVariant = !m.racing && k%2 == 1, k/2
 	m.torn = !m.racing && m.end == endHangUp && (k == 2 || k == 6)
+	m.tornStart = !m.racing && m.end == endHangUp && (k == 0 || k == 4)
 	if m.racing {
 		m.end = mixEnds[m.rng.IntN(len(mixEnds))]
 	}
@@ -709,6 +715,10 @@ func (m *mixSession) goTo(st mixState) {
 func (m *mixSession) finish() {
 	if m.twoExits {
 		m.finishTwice(m.gate, m.exitVariant)
+		return
+	}
+	if m.tornStart && m.sink != nil {
+		m.finishTornStart(m.sink, m.exitVariant == 0) // k 0: the first of its window
 		return
 	}
 	if m.torn && m.sink != nil && m.resp != nil {

@@ -72,20 +72,9 @@ func (m *mixSession) closePending(done chan<- struct{}) {
 // parked waits until the goroutine running closePending is blocked in
 // Close's select (its send to the connection), for at most a minute.
 func parked() bool {
-	buf := make([]byte, 1<<20)
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		n := runtime.Stack(buf, true)
-		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
-			if strings.Contains(g, "(*mixSession).closePending") && strings.Contains(g, "(*Session).Close(") {
-				if head, _, _ := strings.Cut(g, "\n"); strings.Contains(head, "[select") {
-					return true
-				}
-			}
-		}
-		time.Sleep(50 * time.Microsecond)
-	}
-	return false
+	return stackShows("[select", func(g string) bool {
+		return strings.Contains(g, "(*mixSession).closePending") && strings.Contains(g, "(*Session).Close(")
+	})
 }
 
 // finishTwice ends the session by its planned exit path (a hang-up, a
@@ -185,10 +174,10 @@ type holdSink struct {
 }
 
 // holdOn is the event a holdSink waits for: an action and its detail's
-// response number.
+// number (key: "response", "job").
 type holdOn struct {
-	action string
-	id     uint64
+	action, key string
+	id          uint64
 }
 
 func newHoldSink(inner trace.Sink) *holdSink {
@@ -197,7 +186,7 @@ func newHoldSink(inner trace.Sink) *holdSink {
 
 // Emit implements trace.Sink.
 func (h *holdSink) Emit(ev trace.Event) error {
-	if on := h.armed.Load(); on != nil && ev.Action == on.action && fmt.Sprint(ev.Detail["response"]) == fmt.Sprint(on.id) &&
+	if on := h.armed.Load(); on != nil && ev.Action == on.action && fmt.Sprint(ev.Detail[on.key]) == fmt.Sprint(on.id) &&
 		h.armed.CompareAndSwap(on, nil) {
 		h.held <- struct{}{}
 		<-h.release
@@ -216,7 +205,7 @@ func (m *mixSession) finishTorn(sink *holdSink, first bool) {
 		m.startResp("revised")
 	}
 	mr := m.resp
-	sink.armed.Store(&holdOn{action: ActTTSClosed, id: mr.r.ID()})
+	sink.armed.Store(&holdOn{action: ActTTSClosed, key: "response", id: mr.r.ID()})
 	mr.h.end(endOK)
 	if !m.wait(sink.held, "the response's pipeline to return") {
 		close(sink.release)
@@ -238,4 +227,103 @@ func (m *mixSession) finishTorn(sink *holdSink, first bool) {
 	}
 	m.closed = true
 	m.count(m.end, m.crash)
+}
+
+// finishTornStart hangs up while the response coordinator serves a start
+// that preempts a response the user heard part of: the coordinator
+// appends what was heard to the history, a call to the compaction
+// coordinator, which the mix's trace Sink holds as it emits a job's end
+// (CompFinish). The script waits until the start is blocked there, hangs
+// up, waits until the session publishes the connection torn, and lets it
+// go on: the start is committed after teardown began (M3's Start from
+// conn torn), as the first response of Response.tla's window (an odd
+// number) or the second, as first says.
+func (m *mixSession) finishTornStart(sink *holdSink, first bool) {
+	if m.job == nil {
+		m.trigger()
+	}
+	if m.resp == nil {
+		m.startResp("late")
+	}
+	if !m.ok() {
+		return
+	}
+	if ((m.resp.r.ID()+1)%2 == 1) != first {
+		m.startResp("revised")
+	}
+	deadline := time.Now().Add(time.Minute)
+	for m.resp.r.Heard() == "" && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Microsecond)
+	}
+	sink.armed.Store(&holdOn{action: ActCompFinish, key: "job", id: m.job.j.ID()})
+	m.job.h.end(endOK)
+	if !m.wait(sink.held, "the compaction's end") {
+		close(sink.release)
+		return
+	}
+	m.nresp++
+	prompt := fmt.Sprintf("%s: response %d (%s)", m.name, m.nresp, "revised as the user hangs up")
+	h := m.w.hold(0)
+	h.words = replyWords(m.rng.IntN(len(mixReplies)), 4)
+	m.w.expect(prompt, h)
+	started := make(chan *Response, 1)
+	go func() {
+		r, err := m.s.StartResponse(prompt)
+		if err != nil {
+			r = nil
+		}
+		started <- r
+	}()
+	// The coordinator blocks appending the preempted response's heard
+	// text to the history (Session.record, inlined: the frame below it,
+	// the response's halt, names this session).
+	self := fmt.Sprintf("%p", m.s)
+	if !stackShows("[select", func(g string) bool {
+		if !strings.Contains(g, "(*Session).record(") {
+			return false
+		}
+		_, halt, ok := strings.Cut(g, "(*Response).halt(")
+		line, _, _ := strings.Cut(halt, "\n")
+		return ok && strings.Contains(line, self)
+	}) {
+		m.failf("the preempting start did not reach the history")
+	}
+	closing := make(chan struct{})
+	go func() {
+		defer close(closing)
+		m.s.Close() // checked below
+	}()
+	for m.s.State().Conn != ConnTorn && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Microsecond)
+	}
+	close(sink.release)
+	if r := <-started; r != nil {
+		m.rep.Responses++
+		m.listen(r)
+	} else {
+		m.failf("StartResponse as the user hangs up: refused")
+	}
+	m.wait(closing, "the hang-up to return")
+	if err := m.s.Close(); err != nil {
+		m.failf("Close after a hang-up: %v", err)
+	}
+	m.closed = true
+	m.count(m.end, m.crash)
+}
+
+// stackShows waits until some goroutine's state is state and its stack
+// matches, for at most a minute.
+func stackShows(state string, match func(stack string) bool) bool {
+	buf := make([]byte, 1<<20)
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		n := runtime.Stack(buf, true)
+		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
+			if head, _, _ := strings.Cut(g, "\n"); strings.Contains(head, state) && match(g) {
+				return true
+			}
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+	return false
 }

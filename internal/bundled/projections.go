@@ -405,19 +405,24 @@ func audioOf(e trace.Event) audio {
 }
 
 // chunks are the Send and Play steps that stand for a stream's chunks
-// (TTS.tla bounds them at two, its buffer at one): one chunk sent and
-// played if the reader took any, then one sent and left buffered if some
-// were discarded or are still readable (left set).
+// (TTS.tla bounds them at two, its buffer at one): if some were discarded
+// or are still readable (left set), one chunk sent and played if the
+// reader took any, then one sent and left buffered; else one chunk sent
+// and played for each the reader took, up to two.
 func chunks(inst string, a audio, left bool) []step {
 	if !a.ok {
 		return nil
 	}
 	var out []step
-	if a.sent-a.dropped-a.buffered > 0 {
+	played, kept := a.sent-a.dropped-a.buffered, left && a.dropped+a.buffered > 0
+	for i := range min(played, 2) {
+		if i == 1 && kept {
+			break
+		}
 		out = append(out, step{instance: inst, action: machines.TTSSend, state: map[string]any{"buf": 1}},
 			step{instance: inst, action: machines.TTSPlay, state: map[string]any{"buf": 0}})
 	}
-	if left && a.dropped+a.buffered > 0 {
+	if kept {
 		out = append(out, step{instance: inst, action: machines.TTSSend, state: map[string]any{"buf": 1}})
 	}
 	return out
@@ -580,11 +585,12 @@ func MachineCoverageFloors() []CoverageFloor {
 		{Spec: "connection", Min: 20, Unreached: "a failure acted on with a close pending (TeardownOnPanic from {close, panic} and {close, drop, panic}, and the Close fired after a panic): " +
 			"the connection checks for a waiting Close the instant a failure wakes it, before anything the workload supplies runs; only a race reaches them"},
 		{Spec: "turn", Min: 9},
-		{Spec: "response", Min: 17, Unreached: "a start committed after teardown began: the coordinator serves a start without calling anything the workload supplies " +
-			"(a preempting start does: the history's append, not scripted yet); only a race between the request and the stop reaches them"},
+		{Spec: "response", Min: 19, Unreached: "a start committed after teardown began with no response active (Start from conn torn, r = <<ended, none>>): " +
+			"the coordinator serves such a start without calling anything the workload supplies (a preempting start appends to the history, which the mix holds); " +
+			"only a race between the request and the stop request reaches it"},
 		{Spec: "compaction", Min: 6, Unreached: "a trigger or a job's end committed after teardown began: the coordinator runs nothing the workload supplies before " +
 			"committing them; only a race between them and the stop request reaches them"},
-		{Spec: "tts", Min: 13, Unreached: "the reader-vs-pipeline interleavings the end-of-response chunk counts cannot show (the trace has no per-chunk event); " +
+		{Spec: "tts", Min: 24, Unreached: "the reader-vs-pipeline interleavings the end-of-response chunk counts cannot show (the trace has no per-chunk event); " +
 			"which of the rest the traces reach depends on the audio's timing"},
 	}
 }

@@ -318,6 +318,10 @@ func stackShows(state string, match func(stack string) bool) bool {
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
 		n := runtime.Stack(buf, true)
+		if n == len(buf) { // thousands of sessions: the dump was cut
+			buf = make([]byte, 2*len(buf))
+			continue
+		}
 		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
 			if head, _, _ := strings.Cut(g, "\n"); strings.Contains(head, state) && match(g) {
 				return true

@@ -216,5 +216,6 @@ operator-mutants: build
 # Coverage selection against the whole suite on one sample (figures in
 # docs/mutation.md).
 bench-mutants: build
-	$(BIN) mutate --operators ./impl/checkpoint --shard 1/100 -j 2 --no-cache --min-score 0 --json-file /dev/null
+	$(BIN) mutate --operators ./impl/checkpoint --tests ./harness/pubcheck --shard 1/100 -j 2 --no-cache --min-score 0 --json-file /dev/null
+	$(BIN) mutate --operators ./impl/checkpoint --tests ./harness/pubcheck --shard 1/100 -j 2 --no-cache --staged=false --min-score 0 --json-file /dev/null
 	$(BIN) mutate --operators ./impl/checkpoint --shard 1/100 -j 2 --no-cache --no-select --min-score 0 --json-file /dev/null

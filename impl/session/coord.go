@@ -107,6 +107,8 @@ type worker struct {
 	// trace.
 	returned atomic.Bool
 	closed   bool
+	// running: teardown ended it before it had returned (for the trace).
+	running bool
 }
 
 func newWorker(id uint64, t task) worker {
@@ -346,6 +348,9 @@ func (c *coord[S, In, R]) audit(id uint64, ended bool, ev *event) {
 		}
 		if w.closed {
 			ev.audio["closed"] = true
+			if w.running {
+				ev.audio["running"] = true
+			}
 		}
 	}
 }
@@ -393,7 +398,7 @@ func (c *coord[S, In, R]) work(w *worker) {
 func (c *coord[S, In, R]) shutdown(deadline time.Time) (abandoned bool) {
 	if len(c.live) > 0 {
 		for _, w := range c.live {
-			w.closed = true
+			w.closed, w.running = true, !w.returned.Load()
 			w.end(ErrClosed)
 		}
 		timer := time.NewTimer(time.Until(deadline))

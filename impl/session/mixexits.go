@@ -171,6 +171,9 @@ type holdSink struct {
 	armed   atomic.Pointer[holdOn]
 	held    chan struct{}
 	release chan struct{}
+
+	mu     sync.Mutex
+	closed map[string]bool // the responses whose pipeline's end (TTSClosed) was emitted
 }
 
 // holdOn is the event a holdSink waits for: an action and its detail's
@@ -181,11 +184,36 @@ type holdOn struct {
 }
 
 func newHoldSink(inner trace.Sink) *holdSink {
-	return &holdSink{inner: inner, held: make(chan struct{}, 1), release: make(chan struct{})}
+	return &holdSink{inner: inner, held: make(chan struct{}, 1), release: make(chan struct{}), closed: map[string]bool{}}
+}
+
+// pipelinesEnded waits until the end of the pipelines of responses 1 to
+// n has been emitted, for at most a minute: while the sink holds the
+// tracer, a pipeline ending late would hold its coordinator too.
+func (h *holdSink) pipelinesEnded(n uint64) bool {
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		h.mu.Lock()
+		all := true
+		for id := uint64(1); id <= n && all; id++ {
+			all = h.closed[fmt.Sprint(id)]
+		}
+		h.mu.Unlock()
+		if all {
+			return true
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	return false
 }
 
 // Emit implements trace.Sink.
 func (h *holdSink) Emit(ev trace.Event) error {
+	if ev.Action == ActTTSClosed {
+		h.mu.Lock()
+		h.closed[fmt.Sprint(ev.Detail["response"])] = true
+		h.mu.Unlock()
+	}
 	if on := h.armed.Load(); on != nil && ev.Action == on.action && fmt.Sprint(ev.Detail[on.key]) == fmt.Sprint(on.id) &&
 		h.armed.CompareAndSwap(on, nil) {
 		h.held <- struct{}{}
@@ -255,6 +283,12 @@ func (m *mixSession) finishTornStart(sink *holdSink, first bool) {
 	for m.resp.r.Heard() == "" && time.Now().Before(deadline) {
 		time.Sleep(100 * time.Microsecond)
 	}
+	// The response coordinator must have nothing left to emit but the
+	// start: the pipelines of the responses before the active one have
+	// ended.
+	if !sink.pipelinesEnded(m.resp.r.ID() - 1) {
+		m.failf("the earlier responses' pipelines did not end")
+	}
 	sink.armed.Store(&holdOn{action: ActCompFinish, key: "job", id: m.job.j.ID()})
 	m.job.h.end(endOK)
 	if !m.wait(sink.held, "the compaction's end") {
@@ -275,16 +309,22 @@ func (m *mixSession) finishTornStart(sink *holdSink, first bool) {
 		started <- r
 	}()
 	// The coordinator blocks appending the preempted response's heard
-	// text to the history (Session.record, inlined: the frame below it,
-	// the response's halt, names this session).
+	// text to the history (Session.record, whose frame, or the
+	// response's halt below it when record is inlined, names this
+	// session).
 	self := fmt.Sprintf("%p", m.s)
 	if !stackShows("[select", func(g string) bool {
 		if !strings.Contains(g, "(*Session).record(") {
 			return false
 		}
-		_, halt, ok := strings.Cut(g, "(*Response).halt(")
-		line, _, _ := strings.Cut(halt, "\n")
-		return ok && strings.Contains(line, self)
+		for _, frame := range []string{"(*Session).record(", "(*Response).halt("} {
+			if _, rest, ok := strings.Cut(g, frame); ok {
+				if line, _, _ := strings.Cut(rest, "\n"); strings.Contains(line, self) {
+					return true
+				}
+			}
+		}
+		return false
 	}) {
 		m.failf("the preempting start did not reach the history")
 	}

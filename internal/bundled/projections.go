@@ -386,6 +386,7 @@ type audio struct {
 	sent, dropped, buffered int64
 	cut, ended              bool
 	returned, closed        bool // the pipeline had returned; teardown ended it
+	running                 bool // teardown ended it before it had returned
 }
 
 func audioOf(e trace.Event) audio {
@@ -401,6 +402,7 @@ func audioOf(e trace.Event) audio {
 	a.ended, _ = d["ended"].(bool)
 	a.returned, _ = d["returned"].(bool)
 	a.closed, _ = d["closed"].(bool)
+	a.running, _ = d["running"].(bool)
 	return a
 }
 
@@ -518,6 +520,9 @@ func ttsEvents(p *projector, s *sess, src cli.Source) []step {
 		switch {
 		case !r.ended && (a.cut || a.ended): // ended by teardown, which cuts every live response
 			r.ended = true
+			if a.running { // before its pipeline returned (detail running)
+				a.returned = false
+			}
 			out = ttsEnd(inst(id), machines.TTSClose, a, r)
 		case !r.ended: // returned on its own: its chunks go to the reader
 			out = chunks(inst(id), a, false)

@@ -3,6 +3,7 @@ package mutate
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -700,21 +702,16 @@ func Merge(ms []*Matrix) (*Matrix, error) {
 	return out, nil
 }
 
+// comparePos orders two mutants by file, line, column, then name.
+func comparePos(af string, al, ac int, an string, bf string, bl, bc int, bn string) int {
+	return cmp.Or(cmp.Compare(af, bf), cmp.Compare(al, bl), cmp.Compare(ac, bc), cmp.Compare(an, bn))
+}
+
 // SortResults orders results by file, line, column and name (the order
 // [Generate] returns operator mutants in).
 func SortResults(rs []Result) {
-	sort.SliceStable(rs, func(i, j int) bool {
-		a, b := rs[i], rs[j]
-		if a.File != b.File {
-			return a.File < b.File
-		}
-		if a.Line != b.Line {
-			return a.Line < b.Line
-		}
-		if a.Col != b.Col {
-			return a.Col < b.Col
-		}
-		return a.Mutant < b.Mutant
+	slices.SortStableFunc(rs, func(a, b Result) int {
+		return comparePos(a.File, a.Line, a.Col, a.Mutant, b.File, b.Line, b.Col, b.Mutant)
 	})
 }
 

@@ -10,6 +10,7 @@ import (
 	"go/types"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -99,18 +100,8 @@ func Generate(root string, patterns ...string) ([]Mutant, GenerateStats, error) 
 		st.Dropped += s.Dropped
 		out = append(out, ms...)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.File != b.File {
-			return a.File < b.File
-		}
-		if a.Line != b.Line {
-			return a.Line < b.Line
-		}
-		if a.Col != b.Col {
-			return a.Col < b.Col
-		}
-		return a.Name < b.Name
+	slices.SortStableFunc(out, func(a, b Mutant) int {
+		return comparePos(a.File, a.Line, a.Col, a.Name, b.File, b.Line, b.Col, b.Name)
 	})
 	return out, st, nil
 }

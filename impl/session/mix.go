@@ -737,6 +737,13 @@ func (m *mixSession) finish() {
 	if want != nil {
 		m.wait(m.s.Done(), "the session to tear itself down")
 	}
+	m.closeAndCount(want)
+}
+
+// closeAndCount closes the session, checks that Close reports want (nil
+// after a hang-up, else the error that tore the session down) and never
+// an abandoned child, and counts the session's end.
+func (m *mixSession) closeAndCount(want error) {
 	err := m.s.Close()
 	m.closed = true
 	switch {

@@ -148,17 +148,7 @@ func (m *mixSession) finishTwice(g *connGate, v int) {
 	if exit == "close" || needPark {
 		m.wait(closing, "the hang-up to return")
 	}
-	err := m.s.Close()
-	m.closed = true
-	switch {
-	case errors.Is(err, ErrAbandoned):
-		m.failf("Close: %v", err)
-	case want == nil && err != nil:
-		m.failf("Close after a hang-up: %v", err)
-	case want != nil && !errors.Is(err, want):
-		m.failf("Close: %v, want an error wrapping %v", err, want)
-	}
-	m.count(m.end, m.crash)
+	m.closeAndCount(want)
 }
 
 // holdSink is the trace Sink a scripted session gives New: the demo's,

@@ -249,11 +249,18 @@ func (c *coord[S, In, R]) run() {
 
 // call sends in to the coordinator's goroutine and returns its reply, or
 // ErrClosed once the coordinator is gone.
-func (c *coord[S, In, R]) call(in In) (R, error) {
+func (c *coord[S, In, R]) call(in In) (R, error) { return c.callUnless(in, nil) }
+
+// callUnless is call, except that it gives up (ErrClosed) if abort is
+// closed before the coordinator takes the request (a nil abort never is).
+func (c *coord[S, In, R]) callUnless(in In, abort <-chan struct{}) (R, error) {
 	r := request[In, R]{in: in, reply: make(chan reply[R], 1)}
 	select {
 	case c.reqs <- r:
 	case <-c.done:
+		var zero R
+		return zero, ErrClosed
+	case <-abort:
 		var zero R
 		return zero, ErrClosed
 	}

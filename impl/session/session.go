@@ -71,6 +71,7 @@ type Session struct {
 	close chan struct{}
 	failc chan error
 	kill  chan struct{} // closed after Teardown: children still around exit
+	torn  chan struct{} // closed when teardown begins (conn is ConnTorn)
 	done  chan struct{}
 	rep   TeardownReport
 }
@@ -87,7 +88,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	}
 	s := &Session{cfg: cfg, tr: newTracer(cfg.Sink, cfg.Instance, cfg.Clock),
 		close: make(chan struct{}), failc: make(chan error, 1),
-		kill: make(chan struct{}), done: make(chan struct{})}
+		kill: make(chan struct{}), torn: make(chan struct{}), done: make(chan struct{})}
 	s.vad, s.resp, s.comp = newVAD(s), newResp(s), newComp(s)
 	init := event{action: trace.InitAction}
 	if s.tr != nil {
@@ -174,6 +175,7 @@ func (s *Session) run(ctx context.Context) {
 func (s *Session) teardown(cause error, exits []string) {
 	start, began := time.Now(), s.cfg.Clock()
 	s.conn.Store(int32(ConnTorn))
+	close(s.torn)
 	abandoned := s.stopChildren(start.Add(s.cfg.JoinTimeout))
 	ev := event{action: ActTeardown, abandoned: abandoned}
 	if cause != nil && s.tr != nil {
@@ -339,12 +341,22 @@ func (s *Session) PushAudio(frame []int16) (TurnEvent, error) {
 
 // record appends a response's item to the history, unless the session is
 // tearing down. It is called from the response coordinator's goroutine;
-// the compaction coordinator never calls the response coordinator.
+// the compaction coordinator never calls the response coordinator. It
+// gives up as soon as teardown begins: the compaction coordinator may then
+// be joining its work, not taking requests, and the response coordinator
+// must stay free to take its own stop request (else it is abandoned).
 func (s *Session) record(item string) {
 	if ConnState(s.conn.Load()) == ConnTorn {
 		return
 	}
-	s.comp.call(compIn{op: opAppend, item: item})
+	s.appendItem(item)
+}
+
+// appendItem asks the compaction coordinator to append item to the
+// history, giving up (ErrClosed) once teardown has begun.
+func (s *Session) appendItem(item string) error {
+	_, err := s.comp.callUnless(compIn{op: opAppend, item: item}, s.torn)
+	return err
 }
 
 // StartResponse starts a response to prompt; a response already active is
@@ -383,8 +395,7 @@ func (s *Session) AppendHistory(item string) error {
 	if ConnState(s.conn.Load()) == ConnTorn {
 		return ErrClosed
 	}
-	_, err := s.comp.call(compIn{op: opAppend, item: item})
-	return err
+	return s.appendItem(item)
 }
 
 // History returns a copy of the conversation history.

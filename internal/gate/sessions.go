@@ -128,7 +128,7 @@ func sessionsStage(ctx context.Context, r *run, s *stage) error {
 	if err := finishRaceStage(s, r.opt.Mode.pick(300, 1000, 5000)); err != nil {
 		return err
 	}
-	if err := pressureStage(s, r.opt.Mode.pick(50, 200, 1000)); err != nil {
+	if err := pressureStage(ctx, s, r.opt.Mode.pick(50, 200, 1000)); err != nil {
 		return err
 	}
 
@@ -384,16 +384,17 @@ func firstLines(s string, n int) string {
 // abandons a child coordinator busy or starved. Whatever teardown does,
 // every response a caller got must end for it (Done closes) once Close
 // has returned, and (checked after) no goroutine may be left.
-func pressureStage(s *stage, rounds int) error {
+func pressureStage(ctx context.Context, s *stage, rounds int) error {
 	gate := sessiontest.NewGate()
 	defer gate.Release()
-	abandoned, stuck := 0, 0
+	abandoned, stuck, dishonest := 0, 0, 0
 	budget := time.NewTimer(5 * time.Second)
 	defer budget.Stop()
 	expired := false
 	for i := 0; i < rounds; i++ {
+		rec := &trace.Recorder{}
 		sess, err := session.New(context.Background(), session.Config{Instance: fmt.Sprintf("pressure-%d", i), JoinTimeout: time.Microsecond,
-			Detector: &sessiontest.Detector{}, Generator: &sessiontest.Generator{Words: []string{"w"}, Gate: gate},
+			Sink: rec, Detector: &sessiontest.Detector{}, Generator: &sessiontest.Generator{Words: []string{"w"}, Gate: gate},
 			Synthesizer: sessiontest.Synthesizer{}, Compactor: &sessiontest.Compactor{}})
 		if err != nil {
 			return err
@@ -418,10 +419,26 @@ func pressureStage(s *stage, rounds int) error {
 			}
 		}()
 		<-first
-		if errors.Is(sess.Close(), session.ErrAbandoned) {
+		ab := errors.Is(sess.Close(), session.ErrAbandoned)
+		if ab {
 			abandoned++
 		}
 		<-done
+		// The trace tells the truth: a teardown that abandoned a child
+		// leaves it non-terminal, a violation of ChildrenDieWithParent;
+		// one that did not is valid.
+		want := check.Valid
+		if ab {
+			want = check.Violation
+		}
+		if rep, err := sessioncheck.Check(ctx, bytes.NewReader(rec.NDJSON()), fmt.Sprintf("pressure-%d", i), false); err != nil {
+			return err
+		} else if len(rep.Instances) != 1 || rep.Instances[0].Verdict != want {
+			if dishonest == 0 {
+				s.fail("teardown under pressure: pressure-%d's trace is not %s (abandoned a child: %v): %+v", i, want, ab, rep.Instances)
+			}
+			dishonest++
+		}
 		for _, rsp := range resps {
 			if expired {
 				select {
@@ -442,7 +459,10 @@ func pressureStage(s *stage, rounds int) error {
 	if stuck > 0 {
 		s.fail("teardown under pressure: %d responses never ended for their caller after Close returned (%d of %d teardowns abandoned a child)", stuck, abandoned, rounds)
 	}
-	s.figure("%d teardowns under pressure (%d abandoned a child), every response ended", rounds, abandoned)
+	if dishonest > 0 {
+		s.fail("teardown under pressure: %d of %d traces do not say what the teardown did", dishonest, rounds)
+	}
+	s.figure("%d teardowns under pressure (%d abandoned a child, each trace a violation of ChildrenDieWithParent as it must be), every response ended", rounds, abandoned)
 	return nil
 }
 

@@ -84,6 +84,7 @@ type pubResult struct {
 	verdict  string // the journal's verdict (crash campaign)
 	failures []string
 	elapsed  time.Duration
+	note     string // what the case measured, for the detail
 }
 
 func (p *pubResult) fail(format string, args ...any) {
@@ -125,6 +126,11 @@ func publisherRun(ctx context.Context, r *run, s *stage, opt pubOptions) error {
 		results = append(results, res)
 		jobs = append(jobs, func() { pe.runCase(ctx, c, res) })
 	}
+	for _, c := range durabilityCases {
+		res := &pubResult{name: "durability: " + c.name, kind: "durability"}
+		results = append(results, res)
+		jobs = append(jobs, func() { pe.runDurability(ctx, c, res) })
+	}
 	var hostile []pubcheck.HostileProgram
 	if !opt.inProcessOnly {
 		hostile = pubcheck.HostilePrograms()
@@ -164,7 +170,7 @@ func publisherRun(ctx context.Context, r *run, s *stage, opt pubOptions) error {
 		if len(res.failures) > 0 {
 			verdict = "FAIL"
 		}
-		fmt.Fprintf(&detail, "%-4s %-9s %-60s %-12s %s\n", verdict, res.kind, res.name, res.outcome, res.elapsed.Round(time.Millisecond))
+		fmt.Fprintf(&detail, "%-4s %-9s %-60s %-12s %s %s\n", verdict, res.kind, res.name, res.outcome, res.elapsed.Round(time.Millisecond), res.note)
 		for _, f := range res.failures {
 			s.fail("%s %q: %s", res.kind, res.name, shorten(f))
 		}
@@ -182,7 +188,7 @@ func publisherRun(ctx context.Context, r *run, s *stage, opt pubOptions) error {
 		figure += fmt.Sprintf(", %d publisher killed", k)
 	}
 	s.figure("%s", figure)
-	s.figure("%d fault points, %d interrupt points", kinds["fault"], kinds["interrupt"])
+	s.figure("%d fault points, %d interrupt points; %d publications on the durability oracle, every power cut checked", kinds["fault"], kinds["interrupt"], kinds["durability"])
 	if crash != nil {
 		s.figure("%d crashes (%d killed mid-run; %d published, %d recovered unpublished)", crash.n, crash.killed, crash.published, crash.recovered)
 	}

@@ -229,8 +229,11 @@ func Run(ctx context.Context, m Mutant, opt Options) (res Result) {
 		if det != "" {
 			res.Killed, res.Detector, res.Output = true, det, tail(out, 2000)
 			res.Kind, res.Evidence = Classify(opt.Classifiers, det, out)
-			if t.Command != nil && res.Kind == KindAssertion {
-				res.Kind = KindCommand
+			if t.Command != nil && det != "build" && det != "timeout" {
+				// A command (a gate) is its own detector: its output holds
+				// every stage's figures, whose words (porcupine, race ...)
+				// say nothing of what failed; its FAIL line does.
+				res.Kind, res.Evidence = KindCommand, clip(det, maxEvidence)
 			}
 			return res
 		}

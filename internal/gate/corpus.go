@@ -78,5 +78,10 @@ func corpusStage(ctx context.Context, r *run, s *stage) error {
 		ok++
 	}
 	s.figure("%d/%d corpus traces get their expected verdict", ok, len(rows))
+	cal, err := calibrate(ctx, s)
+	if err != nil {
+		return err
+	}
+	s.figure("checker calibrated: %d/%d traces of a nondeterministic reference spec", cal, len(calibration))
 	return nil
 }

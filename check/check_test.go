@@ -17,6 +17,7 @@ import (
 	"github.com/tracecheck/tracecheck/check"
 	"github.com/tracecheck/tracecheck/cli"
 	"github.com/tracecheck/tracecheck/internal/bundled"
+	"github.com/tracecheck/tracecheck/internal/refspec"
 	"github.com/tracecheck/tracecheck/model"
 	"github.com/tracecheck/tracecheck/model/program"
 	"github.com/tracecheck/tracecheck/model/session"
@@ -307,46 +308,10 @@ func TestInputErrors(t *testing.T) {
 	}
 }
 
-// counter is a small nondeterministic spec for the engine's own tests:
-// Bump adds 1 or 2 to x; Done sets done once x >= 3; a Terminal state is
-// done. Property NoDoubleBumpPast4 forbids bumping by 2 from 3 or more.
-type counter struct {
-	X    int
-	Done bool
-}
-
-func counterSpec() *model.Spec[counter] {
-	return &model.Spec[counter]{
-		Name: "counter",
-		Vars: []string{"x", "done"},
-		Valuation: func(s counter) []model.Value {
-			return []model.Value{model.Int(int64(s.X)), model.Bool(s.Done)}
-		},
-		Init: func() []counter { return []counter{{}} },
-		Actions: []model.Action[counter]{
-			{Name: "Bump", Guard: func(s counter) string {
-				if s.Done || s.X >= 6 {
-					return "~done /\\ x < 6"
-				}
-				return ""
-			}, Next: func(s counter, emit func(counter)) {
-				emit(counter{s.X + 1, false})
-				emit(counter{s.X + 2, false})
-			}},
-			{Name: "Finish", Guard: func(s counter) string {
-				if s.Done || s.X < 3 {
-					return "~done /\\ x >= 3"
-				}
-				return ""
-			}, Next: func(s counter, emit func(counter)) { emit(counter{s.X, true}) }},
-		},
-		Invariants: []model.Invariant[counter]{{Name: "XBelow7", Holds: func(s counter) bool { return s.X < 7 }}},
-		Properties: []model.Property[counter]{{Name: "NoBigStepPast3", Holds: func(from counter, a string, to counter) bool {
-			return from.X < 3 || to.X-from.X < 2
-		}}},
-		Terminal: func(s counter) bool { return s.Done },
-	}
-}
+// counterSpec is the checker's small nondeterministic spec (package
+// refspec): Bump adds 1 or 2 to x, Finish ends once x >= 3, property
+// NoBigStepPast3 forbids bumping by 2 from 3 or more.
+func counterSpec() *model.Spec[refspec.Counter] { return refspec.CounterSpec() }
 
 func ev(seq int, action, state string) string {
 	return fmt.Sprintf(`{"v":1,"instance":"c","seq":%d,"action":%q,"state":{%s}}`, seq, action, state)

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/tracecheck/tracecheck/check"
-	"github.com/tracecheck/tracecheck/model"
+	"github.com/tracecheck/tracecheck/internal/refspec"
 )
 
 // The bundled specs are deterministic: no state has two successors by one
@@ -14,43 +14,7 @@ import (
 // checker that kept only one candidate would pass the corpus. Before the
 // gate trusts the checker's verdicts, it calibrates it on a small
 // nondeterministic reference spec whose traces need the whole candidate
-// set.
-
-// counter is the reference spec's state: Bump adds 1 or 2 (below 6),
-// Finish ends at 3 or more.
-type counter struct {
-	X    int
-	Done bool
-}
-
-func counterSpec() *model.Spec[counter] {
-	return &model.Spec[counter]{
-		Name: "counter",
-		Vars: []string{"x", "done"},
-		Valuation: func(s counter) []model.Value {
-			return []model.Value{model.Int(int64(s.X)), model.Bool(s.Done)}
-		},
-		Init: func() []counter { return []counter{{}} },
-		Actions: []model.Action[counter]{
-			{Name: "Bump", Guard: func(s counter) string {
-				if s.Done || s.X >= 6 {
-					return "~done /\\ x < 6"
-				}
-				return ""
-			}, Next: func(s counter, emit func(counter)) {
-				emit(counter{s.X + 1, false})
-				emit(counter{s.X + 2, false})
-			}},
-			{Name: "Finish", Guard: func(s counter) string {
-				if s.Done || s.X < 3 {
-					return "~done /\\ x >= 3"
-				}
-				return ""
-			}, Next: func(s counter, emit func(counter)) { emit(counter{s.X, true}) }},
-		},
-		Terminal: func(s counter) bool { return s.Done },
-	}
-}
+// set (package refspec's Counter, which the checker's own tests use too).
 
 // calibration is one trace of the reference spec (its events' action and
 // state, a JSON object's members) and the verdict it must get.
@@ -76,7 +40,7 @@ func calibrate(ctx context.Context, s *stage) (int, error) {
 		for i, e := range c.events {
 			fmt.Fprintf(&b, `{"v":1,"instance":"c","seq":%d,"action":%q,"state":{%s}}`+"\n", i, e[0], e[1])
 		}
-		rep, err := check.Check(ctx, counterSpec(), strings.NewReader(b.String()), c.name, check.Options{})
+		rep, err := check.Check(ctx, refspec.CounterSpec(), strings.NewReader(b.String()), c.name, check.Options{})
 		if err != nil {
 			return ok, err
 		}

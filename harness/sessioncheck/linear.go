@@ -333,3 +333,22 @@ func partOf(op Op, r Result) int {
 	}
 	return op.Kind.coordinator()
 }
+
+// Race runs a and b at once, the first on the caller's goroutine and the
+// second on a goroutine released just before it, with their order swapped
+// on odd rounds, and returns when both have: the finish/start races of the
+// tests and the gate.
+func Race(round int, a, b func()) {
+	if round%2 == 1 {
+		a, b = b, a
+	}
+	ready, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		<-ready
+		b()
+	}()
+	close(ready)
+	a()
+	<-done
+}

@@ -346,19 +346,7 @@ func TestFinishRacesStart(t *testing.T) {
 			fin, finKey = perform(clock, s, 1, sessioncheck.Op{Kind: sessioncheck.OpFinish, ID: old.Output.(sessioncheck.Result).ID})
 		}
 		preempt := func() { start, startKey = perform(clock, s, 2, sessioncheck.Op{Kind: sessioncheck.OpStart}) }
-		here, there := finish, preempt
-		if round%2 == 1 {
-			here, there = preempt, finish
-		}
-		ready, done := make(chan struct{}), make(chan struct{})
-		go func() {
-			defer close(done)
-			<-ready
-			there()
-		}()
-		close(ready)
-		here()
-		<-done
+		sessioncheck.Race(round, finish, preempt)
 		run.add(fin, finKey)
 		run.add(start, startKey)
 		if fin.Output.(sessioncheck.Result).Err == sessioncheck.ErrNone {

@@ -492,19 +492,7 @@ func finishRaceStage(s *stage, rounds int) error {
 		var finErr, startErr error
 		finish := func() { finErr = sess.FinishResponse(old.ID()) }
 		start := func() { fresh, startErr = sess.StartResponse("p") }
-		here, there := finish, start
-		if round%2 == 1 {
-			here, there = start, finish
-		}
-		ready, done := make(chan struct{}), make(chan struct{})
-		go func() {
-			defer close(done)
-			<-ready
-			there()
-		}()
-		close(ready)
-		here()
-		<-done
+		sessioncheck.Race(round, finish, start)
 		if startErr != nil {
 			return fmt.Errorf("finish race: round %d: start: %w", round, startErr)
 		}
